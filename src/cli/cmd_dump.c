@@ -1,0 +1,395 @@
+/*
+ * cmd_dump.c - `gpuscope dump REPORT [--type T]`: one event per line.
+ *
+ * The line format is stable and documented in docs/dump-format.md:
+ *   <time> <type> key=value key=value ...
+ * <time> is nanoseconds since the report's first event (or absolute with
+ * --absolute); strings are double-quoted with C escapes.  Lines are in time
+ * order across types; ties keep the type order of the table below.
+ */
+#include "commands.h"
+#include "../import/import.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char dump_usage[] =
+	"gpuscope dump [--type T[,T...]] [--absolute] REPORT\n"
+	"       types: process thread nvtx_range nvtx_mark name osrt cpu_sample api kernel\n"
+	"              memcpy memset sync memory device metric capture";
+
+struct dump_ctx {
+	const struct model *m;
+	uint64_t base;
+	struct strbuf sb;
+};
+
+static void q(struct strbuf *sb, const char *key, const char *s)
+{
+	strbuf_addf(sb, " %s=\"", key);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			strbuf_addf(sb, "\\%c", c);
+		else if (c == '\n')
+			strbuf_addstr(sb, "\\n");
+		else if (c < 0x20 || c == 0x7f)
+			strbuf_addf(sb, "\\x%02x", c);
+		else
+			strbuf_addch(sb, c);
+	}
+	strbuf_addch(sb, '"');
+}
+
+static void t(struct dump_ctx *d, uint64_t time, const char *type)
+{
+	strbuf_addf(&d->sb, "%" PRIu64 " %s", time >= d->base ? time - d->base : 0, type);
+}
+
+static void range(struct dump_ctx *d, uint64_t start, uint64_t end)
+{
+	if (end)
+		strbuf_addf(&d->sb, " dur=%" PRIu64, end >= start ? end - start : 0);
+	else
+		strbuf_addstr(&d->sb, " dur=open");
+}
+
+static void payload(struct strbuf *sb, unsigned type, uint64_t bits)
+{
+	double dv;
+
+	switch (type) {
+	case TRACE_PAYLOAD_U64: case TRACE_PAYLOAD_U32:
+		strbuf_addf(sb, " payload=%" PRIu64, bits);
+		break;
+	case TRACE_PAYLOAD_I64: case TRACE_PAYLOAD_I32:
+		strbuf_addf(sb, " payload=%" PRId64, (int64_t)bits);
+		break;
+	case TRACE_PAYLOAD_DOUBLE: case TRACE_PAYLOAD_FLOAT:
+		memcpy(&dv, &bits, sizeof(dv));
+		strbuf_addf(sb, " payload=%g", dv);
+		break;
+	default:
+		break;
+	}
+}
+
+static void dump_one(struct dump_ctx *d, unsigned type, size_t i)
+{
+	const struct model *m = d->m;
+	struct strbuf *sb = &d->sb;
+
+	switch (type) {
+	case TRACE_EV_PROCESS: {
+		const struct model_process *p = &m->procs.v[i];
+		t(d, p->start_mono_ns, "process");
+		strbuf_addf(sb, " pid=%u ppid=%u", p->pid, p->ppid);
+		q(sb, "cmdline", model_str(m, p->cmdline_id));
+		q(sb, "host", model_str(m, p->host_id));
+		break;
+	}
+	case TRACE_EV_THREAD: {
+		const struct model_thread *th = &m->threads.v[i];
+		t(d, th->first, "thread");
+		strbuf_addf(sb, " pid=%u tid=%u", th->pid, th->tid);
+		q(sb, "name", model_str(m, th->name_id));
+		break;
+	}
+	case TRACE_EV_NVTX_RANGE: {
+		const struct trace_nvtx_range *r = &m->nvtx.v[i];
+		t(d, r->start, "nvtx_range");
+		range(d, r->start, r->end);
+		strbuf_addf(sb, " pid=%u tid=%u", r->pid, r->tid);
+		if (r->kind == TRACE_NVTX_STARTEND)
+			strbuf_addf(sb, " kind=startend end_tid=%u", r->end_tid);
+		else
+			strbuf_addf(sb, " kind=pushpop level=%u", r->level);
+		q(sb, "name", model_str(m, r->name_id));
+		if (r->domain_id)
+			q(sb, "domain", model_str(m, r->domain_id));
+		if (r->category)
+			strbuf_addf(sb, " category=%u", r->category);
+		if (r->color)
+			strbuf_addf(sb, " color=0x%08x", r->color);
+		payload(sb, r->payload_type, r->payload);
+		break;
+	}
+	case TRACE_EV_NVTX_MARK: {
+		const struct trace_nvtx_mark *k = &m->marks.v[i];
+		t(d, k->time, "nvtx_mark");
+		strbuf_addf(sb, " pid=%u tid=%u", k->pid, k->tid);
+		q(sb, "name", model_str(m, k->name_id));
+		if (k->domain_id)
+			q(sb, "domain", model_str(m, k->domain_id));
+		if (k->category)
+			strbuf_addf(sb, " category=%u", k->category);
+		if (k->color)
+			strbuf_addf(sb, " color=0x%08x", k->color);
+		payload(sb, k->payload_type, k->payload);
+		break;
+	}
+	case TRACE_EV_NAME: {
+		const struct trace_name *n = &m->names.v[i];
+		t(d, 0, "name");
+		strbuf_addf(sb, " kind=%u id=%" PRIu64 " pid=%u", n->kind, n->id, n->pid);
+		if (n->domain_id)
+			q(sb, "domain", model_str(m, n->domain_id));
+		q(sb, "name", model_str(m, n->name_id));
+		break;
+	}
+	case TRACE_EV_OSRT: {
+		const struct trace_osrt *o = &m->osrt.v[i];
+		t(d, o->start, "osrt");
+		range(d, o->start, o->end);
+		strbuf_addf(sb, " pid=%u tid=%u func=%s result=%" PRId64, o->pid, o->tid,
+			    trace_osrt_name(o->func), o->result);
+		if (o->arg >= 0)
+			strbuf_addf(sb, " arg=%" PRId64, o->arg);
+		if (o->err)
+			strbuf_addf(sb, " errno=%d", o->err);
+		break;
+	}
+	case TRACE_EV_CPU_SAMPLE: {
+		const struct trace_cpu_sample *c = &m->cpu.v[i];
+		t(d, c->time, "cpu_sample");
+		strbuf_addf(sb, " pid=%u tid=%u run_ns=%" PRIu64 " wait_ns=%" PRIu64, c->pid, c->tid,
+			    c->run_ns, c->wait_ns);
+		break;
+	}
+	case TRACE_EV_API: {
+		const struct trace_api *a = &m->api.v[i];
+		t(d, a->start, "api");
+		range(d, a->start, a->end);
+		strbuf_addf(sb, " pid=%u tid=%u domain=%s cbid=%u corr=%u status=%d", a->pid, a->tid,
+			    a->domain == TRACE_API_DRIVER ? "driver" : "runtime", a->cbid,
+			    a->correlation, a->status);
+		q(sb, "name", model_str(m, a->name_id));
+		break;
+	}
+	case TRACE_EV_KERNEL: {
+		const struct trace_kernel *k = &m->kernels.v[i];
+		t(d, k->start, "kernel");
+		range(d, k->start, k->end);
+		strbuf_addf(sb, " pid=%u device=%u context=%u stream=%u corr=%u grid=%u,%u,%u "
+			    "block=%u,%u,%u regs=%u smem=%u+%u", k->pid, k->device, k->context,
+			    k->stream, k->correlation, k->grid[0], k->grid[1], k->grid[2],
+			    k->block[0], k->block[1], k->block[2], k->registers, k->static_smem,
+			    k->dynamic_smem);
+		if (k->graph_id)
+			strbuf_addf(sb, " graph=%u", k->graph_id);
+		if (k->flags & TRACE_GPU_COMM)
+			strbuf_addstr(sb, " comm=1");
+		q(sb, "name", model_str(m, k->name_id));
+		break;
+	}
+	case TRACE_EV_MEMCPY: {
+		const struct trace_memcpy *c = &m->memcpys.v[i];
+		t(d, c->start, "memcpy");
+		range(d, c->start, c->end);
+		strbuf_addf(sb, " pid=%u device=%u context=%u stream=%u corr=%u kind=%s "
+			    "bytes=%" PRIu64 " src=%s dst=%s async=%d", c->pid, c->device, c->context,
+			    c->stream, c->correlation, trace_copy_kind_name(c->kind), c->bytes,
+			    trace_mem_kind_name(c->src_kind), trace_mem_kind_name(c->dst_kind),
+			    !!(c->flags & TRACE_GPU_ASYNC));
+		break;
+	}
+	case TRACE_EV_MEMSET: {
+		const struct trace_memset *s = &m->memsets.v[i];
+		t(d, s->start, "memset");
+		range(d, s->start, s->end);
+		strbuf_addf(sb, " pid=%u device=%u context=%u stream=%u corr=%u bytes=%" PRIu64
+			    " value=%u mem=%s async=%d", s->pid, s->device, s->context, s->stream,
+			    s->correlation, s->bytes, s->value, trace_mem_kind_name(s->mem_kind),
+			    !!(s->flags & TRACE_GPU_ASYNC));
+		break;
+	}
+	case TRACE_EV_SYNC: {
+		const struct trace_sync *s = &m->syncs.v[i];
+		t(d, s->start, "sync");
+		range(d, s->start, s->end);
+		strbuf_addf(sb, " pid=%u device=%u context=%u stream=%u event=%u corr=%u type=%s",
+			    s->pid, s->device, s->context, s->stream, s->event, s->correlation,
+			    trace_sync_type_name(s->type));
+		break;
+	}
+	case TRACE_EV_MEMORY: {
+		const struct trace_memory *a = &m->memory.v[i];
+		t(d, a->time, "memory");
+		strbuf_addf(sb, " pid=%u device=%u op=%s bytes=%" PRIu64 " mem=%s corr=%u", a->pid,
+			    a->device, a->op == TRACE_MEM_FREE ? "free" : "alloc", a->bytes,
+			    trace_mem_kind_name(a->mem_kind), a->correlation);
+		break;
+	}
+	case TRACE_EV_DEVICE: {
+		const struct trace_device *v = &m->devices.v[i];
+		t(d, 0, "device");
+		strbuf_addf(sb, " id=%u sms=%u cc=%u.%u mem=%" PRIu64 " clock_khz=%u pci=%04x:%02x:%02x",
+			    v->id, v->sm_count, v->cc_major, v->cc_minor, v->global_mem,
+			    v->core_clock_khz, v->pci_domain, v->pci_bus, v->pci_device);
+		q(sb, "name", model_str(m, v->name_id));
+		break;
+	}
+	case TRACE_EV_METRIC: {
+		const struct trace_metric *x = &m->metrics.v[i];
+		t(d, x->time, "metric");
+		if (x->device == UINT32_MAX)
+			strbuf_addstr(sb, " device=host");
+		else
+			strbuf_addf(sb, " device=%u", x->device);
+		q(sb, "name", model_str(m, x->name_id));
+		strbuf_addf(sb, " value=%.6g", x->value);
+		break;
+	}
+	case TRACE_EV_CAPTURE: {
+		const struct trace_capture *c = &m->captures.v[i];
+		t(d, c->time, "capture");
+		strbuf_addf(sb, " pid=%u what=%s", c->pid,
+			    c->what == TRACE_CAPTURE_START ? "start" : "stop");
+		break;
+	}
+	default:
+		BUG("dump of type %u", type);
+	}
+	strbuf_addch(sb, '\n');
+}
+
+struct key {
+	uint64_t time;
+	uint32_t type;
+	uint32_t order;
+	size_t idx;
+};
+
+static int cmp_key(const void *pa, const void *pb)
+{
+	const struct key *a = pa, *b = pb;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	if (a->order != b->order)
+		return a->order < b->order ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "type", required_argument, NULL, 't' },
+		{ "absolute", no_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const unsigned order[] = {
+		TRACE_EV_PROCESS, TRACE_EV_DEVICE, TRACE_EV_NAME, TRACE_EV_THREAD,
+		TRACE_EV_CAPTURE, TRACE_EV_NVTX_RANGE, TRACE_EV_NVTX_MARK, TRACE_EV_OSRT,
+		TRACE_EV_CPU_SAMPLE, TRACE_EV_API, TRACE_EV_KERNEL, TRACE_EV_MEMCPY,
+		TRACE_EV_MEMSET, TRACE_EV_SYNC, TRACE_EV_MEMORY, TRACE_EV_METRIC,
+	};
+	unsigned want[TRACE_EV__COUNT] = { 0 };
+	int any_type = 0, absolute = 0, c;
+	struct model m;
+	struct dump_ctx d;
+	struct key *keys = NULL;
+	size_t nk = 0, ak = 0;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+t:ah", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': {
+			char *list = xstrdup(optarg), *save = NULL, *tok;
+			for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				int ty = trace_event_type_by_name(tok);
+				if (ty < 0 || ty == TRACE_EV_STRING || ty == TRACE_EV_NVTX_END ||
+				    ty == TRACE_EV_DROPS || ty == TRACE_EV_WARNING) {
+					free(list);
+					return usage_error(dump_usage, "unknown event type '%s'", tok);
+				}
+				want[ty] = 1;
+				any_type = 1;
+			}
+			free(list);
+			break;
+		}
+		case 'a': absolute = 1; break;
+		case 'h': printf("usage: %s\n", dump_usage); return EXIT_OK;
+		default: return usage_error(dump_usage, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error(dump_usage, optind < argc ? "too many arguments" : "no report given");
+	model_init(&m);
+	if (load_input(&m, argv[optind]) < 0) {
+		model_release(&m);
+		return EXIT_USAGE;
+	}
+	for (unsigned o = 0; o < ARRAY_SIZE(order); o++) {
+		unsigned ty = order[o];
+		size_t n = 0;
+		if (any_type && !want[ty])
+			continue;
+		switch (ty) {
+		case TRACE_EV_PROCESS: n = m.procs.n; break;
+		case TRACE_EV_DEVICE: n = m.devices.n; break;
+		case TRACE_EV_NAME: n = m.names.n; break;
+		case TRACE_EV_THREAD: n = m.threads.n; break;
+		case TRACE_EV_CAPTURE: n = m.captures.n; break;
+		case TRACE_EV_NVTX_RANGE: n = m.nvtx.n; break;
+		case TRACE_EV_NVTX_MARK: n = m.marks.n; break;
+		case TRACE_EV_OSRT: n = m.osrt.n; break;
+		case TRACE_EV_CPU_SAMPLE: n = m.cpu.n; break;
+		case TRACE_EV_API: n = m.api.n; break;
+		case TRACE_EV_KERNEL: n = m.kernels.n; break;
+		case TRACE_EV_MEMCPY: n = m.memcpys.n; break;
+		case TRACE_EV_MEMSET: n = m.memsets.n; break;
+		case TRACE_EV_SYNC: n = m.syncs.n; break;
+		case TRACE_EV_MEMORY: n = m.memory.n; break;
+		case TRACE_EV_METRIC: n = m.metrics.n; break;
+		}
+		ALLOC_GROW(keys, nk + n, ak);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t time = 0;
+			switch (ty) {
+			case TRACE_EV_PROCESS: time = m.procs.v[i].start_mono_ns; break;
+			case TRACE_EV_THREAD: time = m.threads.v[i].first; break;
+			case TRACE_EV_CAPTURE: time = m.captures.v[i].time; break;
+			case TRACE_EV_NVTX_RANGE: time = m.nvtx.v[i].start; break;
+			case TRACE_EV_NVTX_MARK: time = m.marks.v[i].time; break;
+			case TRACE_EV_OSRT: time = m.osrt.v[i].start; break;
+			case TRACE_EV_CPU_SAMPLE: time = m.cpu.v[i].time; break;
+			case TRACE_EV_API: time = m.api.v[i].start; break;
+			case TRACE_EV_KERNEL: time = m.kernels.v[i].start; break;
+			case TRACE_EV_MEMCPY: time = m.memcpys.v[i].start; break;
+			case TRACE_EV_MEMSET: time = m.memsets.v[i].start; break;
+			case TRACE_EV_SYNC: time = m.syncs.v[i].start; break;
+			case TRACE_EV_MEMORY: time = m.memory.v[i].time; break;
+			case TRACE_EV_METRIC: time = m.metrics.v[i].time; break;
+			default: time = 0; break; /* devices and names come first */
+			}
+			keys[nk].time = time;
+			keys[nk].type = ty;
+			keys[nk].order = o;
+			keys[nk].idx = i;
+			nk++;
+		}
+	}
+	qsort(keys, nk, sizeof(*keys), cmp_key);
+	d.m = &m;
+	d.base = absolute ? 0 : m.t_min;
+	memset(&d.sb, 0, sizeof(d.sb));
+	for (size_t i = 0; i < nk; i++) {
+		dump_one(&d, keys[i].type, keys[i].idx);
+		if (d.sb.len > 1 << 16) {
+			fwrite(d.sb.buf, 1, d.sb.len, stdout);
+			strbuf_reset(&d.sb);
+		}
+	}
+	if (d.sb.len)
+		fwrite(d.sb.buf, 1, d.sb.len, stdout);
+	strbuf_release(&d.sb);
+	free(keys);
+	model_release(&m);
+	return EXIT_OK;
+}

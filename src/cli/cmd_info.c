@@ -1,0 +1,170 @@
+/*
+ * cmd_info.c - `gpuscope info REPORT`: what a report holds.
+ */
+#include "commands.h"
+#include "../import/import.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+
+static const char info_usage[] = "gpuscope info [--format text|json] REPORT";
+
+struct count_row {
+	const char *name;
+	size_t n;
+};
+
+static size_t fill_counts(const struct model *m, struct count_row *rows)
+{
+	size_t k = 0;
+#define ROW(label, table) rows[k].name = label; rows[k].n = m->table.n; k++
+	ROW("threads", threads);
+	ROW("devices", devices);
+	ROW("nvtx ranges", nvtx);
+	ROW("nvtx marks", marks);
+	ROW("os runtime calls", osrt);
+	ROW("cpu samples", cpu);
+	ROW("cuda api calls", api);
+	ROW("kernels", kernels);
+	ROW("memcpys", memcpys);
+	ROW("memsets", memsets);
+	ROW("syncs", syncs);
+	ROW("memory allocs/frees", memory);
+	ROW("gpu metric samples", metrics);
+	ROW("capture edges", captures);
+#undef ROW
+	return k;
+}
+
+static void print_text(const struct model *m)
+{
+	struct count_row rows[32];
+	size_t nrows = fill_counts(m, rows);
+	char b1[64];
+	uint64_t total_drops = 0;
+
+	printf("report:   %s\n", m->path ? m->path : "-");
+	printf("format:   %s\n", m->format);
+	if (m->t_max > m->t_min)
+		printf("span:     %s\n", fmt_duration(b1, sizeof(b1), (double)(m->t_max - m->t_min)));
+	else
+		printf("span:     -\n");
+	printf("events:   %" PRIu64 "\n", m->events);
+	printf("processes: %zu\n", m->procs.n);
+	for (size_t i = 0; i < m->procs.n; i++) {
+		const struct model_process *p = &m->procs.v[i];
+		printf("  pid %u (parent %u)%s: %s\n", p->pid, p->ppid,
+		       p->ended ? "" : " [did not finish cleanly]", model_str(m, p->cmdline_id));
+	}
+	printf("threads:  %zu\n", m->threads.n);
+	for (size_t i = 0; i < m->threads.n; i++) {
+		const struct model_thread *t = &m->threads.v[i];
+		printf("  pid %u tid %u  %s\n", t->pid, t->tid,
+		       t->name_id ? model_str(m, t->name_id) : "-");
+	}
+	if (m->devices.n) {
+		printf("devices:  %zu\n", m->devices.n);
+		for (size_t i = 0; i < m->devices.n; i++) {
+			const struct trace_device *d = &m->devices.v[i];
+			printf("  gpu %u: %s, %u SMs, cc %u.%u, %s\n", d->id, model_str(m, d->name_id),
+			       d->sm_count, d->cc_major, d->cc_minor,
+			       fmt_bytes(b1, sizeof(b1), (double)d->global_mem));
+		}
+	}
+	printf("counts:\n");
+	for (size_t i = 0; i < nrows; i++)
+		if (strcmp(rows[i].name, "threads") && strcmp(rows[i].name, "devices"))
+			printf("  %-20s %zu\n", rows[i].name, rows[i].n);
+	if (m->nvtx_open)
+		printf("  %-20s %" PRIu64 "\n", "nvtx ranges open", m->nvtx_open);
+	for (unsigned d = 1; d < TRACE_DROP__COUNT; d++)
+		total_drops += m->drops[d];
+	printf("dropped:  %" PRIu64 "\n", total_drops);
+	for (unsigned d = 1; d < TRACE_DROP__COUNT; d++)
+		if (m->drops[d])
+			printf("  %-20s %" PRIu64 "\n", trace_drop_source_name(d), m->drops[d]);
+	printf("warnings: %zu\n", m->nr_warnings);
+	for (size_t i = 0; i < m->nr_warnings; i++)
+		printf("  %s\n", m->warnings[i]);
+}
+
+static void print_json(const struct model *m)
+{
+	struct count_row rows[32];
+	size_t nrows = fill_counts(m, rows);
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "{\"report\":\"");
+	strbuf_add_json_str(&sb, m->path ? m->path : "");
+	strbuf_addf(&sb, "\",\"format\":\"%s\",\"t_min_ns\":%" PRIu64 ",\"t_max_ns\":%" PRIu64
+		    ",\"events\":%" PRIu64 ",\"processes\":[", m->format, m->t_min, m->t_max,
+		    m->events);
+	for (size_t i = 0; i < m->procs.n; i++) {
+		const struct model_process *p = &m->procs.v[i];
+		strbuf_addf(&sb, "%s{\"pid\":%u,\"ppid\":%u,\"ended\":%s,\"cmdline\":\"", i ? "," : "",
+			    p->pid, p->ppid, p->ended ? "true" : "false");
+		strbuf_add_json_str(&sb, model_str(m, p->cmdline_id));
+		strbuf_addstr(&sb, "\"}");
+	}
+	strbuf_addstr(&sb, "],\"threads\":[");
+	for (size_t i = 0; i < m->threads.n; i++) {
+		const struct model_thread *t = &m->threads.v[i];
+		strbuf_addf(&sb, "%s{\"pid\":%u,\"tid\":%u,\"name\":\"", i ? "," : "", t->pid, t->tid);
+		strbuf_add_json_str(&sb, model_str(m, t->name_id));
+		strbuf_addstr(&sb, "\"}");
+	}
+	strbuf_addstr(&sb, "],\"counts\":{");
+	for (size_t i = 0; i < nrows; i++)
+		strbuf_addf(&sb, "%s\"%s\":%zu", i ? "," : "", rows[i].name, rows[i].n);
+	strbuf_addf(&sb, "},\"nvtx_open\":%" PRIu64 ",\"drops\":{", m->nvtx_open);
+	for (unsigned d = 1; d < TRACE_DROP__COUNT; d++)
+		strbuf_addf(&sb, "%s\"%s\":%" PRIu64, d > 1 ? "," : "", trace_drop_source_name(d),
+			    m->drops[d]);
+	strbuf_addstr(&sb, "},\"warnings\":[");
+	for (size_t i = 0; i < m->nr_warnings; i++) {
+		strbuf_addstr(&sb, i ? ",\"" : "\"");
+		strbuf_add_json_str(&sb, m->warnings[i]);
+		strbuf_addch(&sb, '"');
+	}
+	strbuf_addstr(&sb, "]}\n");
+	fwrite(sb.buf, 1, sb.len, stdout);
+	strbuf_release(&sb);
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = "text";
+	struct model m;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': format = optarg; break;
+		case 'h': printf("usage: %s\n", info_usage); return EXIT_OK;
+		default: return usage_error(info_usage, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (strcmp(format, "text") && strcmp(format, "json"))
+		return usage_error(info_usage, "unknown format '%s'", format);
+	if (optind != argc - 1)
+		return usage_error(info_usage, optind < argc ? "too many arguments" : "no report given");
+	model_init(&m);
+	if (load_input(&m, argv[optind]) < 0) {
+		model_release(&m);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(format, "json"))
+		print_json(&m);
+	else
+		print_text(&m);
+	model_release(&m);
+	return EXIT_OK;
+}

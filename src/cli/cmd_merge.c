@@ -1,0 +1,47 @@
+/*
+ * cmd_merge.c - `gpuscope merge -o OUT R1 R2...`: several reports into one.
+ */
+#include "commands.h"
+#include "../trace/trace.h"
+#include "../util/util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char merge_usage[] = "gpuscope merge [--force] -o OUT REPORT...";
+
+int cmd_merge(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	char *path;
+	int force = 0, c, ret;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'f': force = 1; break;
+		case 'h': printf("usage: %s\n", merge_usage); return EXIT_OK;
+		default: return usage_error(merge_usage, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!out)
+		return usage_error(merge_usage, "no output given (-o OUT)");
+	if (optind >= argc)
+		return usage_error(merge_usage, "no reports given");
+	path = strstr(out, TRACE_FILE_EXT) ? xstrdup(out) : xstrfmt("%s%s", out, TRACE_FILE_EXT);
+	ret = trace_merge(path, (const char *const *)argv + optind, (size_t)(argc - optind), !force);
+	if (!ret)
+		fprintf(stderr, "gpuscope: wrote '%s' from %d reports\n", path, argc - optind);
+	free(path);
+	return ret ? EXIT_USAGE : EXIT_OK;
+}

@@ -1,0 +1,48 @@
+/*
+ * commands.h - the gpuscope subcommands, one file each (cmd_<name>.c).
+ *
+ * To add a command:
+ *  1. write src/cli/cmd_<name>.c with `int cmd_<name>(int argc, char **argv)`
+ *     (argv[0] is the command name; return the process exit status);
+ *  2. declare it below and add a row to commands[] in gpuscope.c;
+ *  3. add the file to src/cli/CMakeLists.txt and document it in README.md.
+ */
+#ifndef GS_COMMANDS_H
+#define GS_COMMANDS_H
+
+struct model;
+
+enum cmd_flags {
+	CMD_HIDDEN = 1u << 0, /* not listed by `gpuscope help` */
+};
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	unsigned flags;
+	const char *summary;
+};
+
+int cmd_profile(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_monitor(int argc, char **argv);
+int cmd_health(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+
+/*
+ * Exit statuses shared by commands: 0 success, 1 a finding/regression/failed
+ * check where the command defines one, 2 bad usage or bad input.
+ */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* Print "usage: ..." for @cmd on stderr and return EXIT_USAGE. */
+int usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

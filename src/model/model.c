@@ -1,0 +1,726 @@
+/*
+ * model.c - loading a report into the model, finishing and clipping it.
+ */
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void *model_table_push(void **v, size_t *n, size_t *alloc, size_t elem)
+{
+	char *p;
+
+	if (*n + 1 > *alloc) {
+		*alloc = *alloc ? *alloc * 2 : 64;
+		*v = xrealloc(*v, *alloc * elem);
+	}
+	p = (char *)*v + *n * elem;
+	memset(p, 0, elem);
+	(*n)++;
+	return p;
+}
+
+void model_init(struct model *m)
+{
+	memset(m, 0, sizeof(*m));
+	strtab_init(&m->str);
+	m->format = "gpuscope";
+}
+
+#define FREE_TABLE(t) do { free((t).v); (t).v = NULL; (t).n = (t).alloc = 0; } while (0)
+
+void model_release(struct model *m)
+{
+	FREE_TABLE(m->procs);
+	FREE_TABLE(m->threads);
+	FREE_TABLE(m->devices);
+	FREE_TABLE(m->nvtx);
+	FREE_TABLE(m->marks);
+	FREE_TABLE(m->names);
+	FREE_TABLE(m->osrt);
+	FREE_TABLE(m->cpu);
+	FREE_TABLE(m->api);
+	FREE_TABLE(m->kernels);
+	FREE_TABLE(m->memcpys);
+	FREE_TABLE(m->memsets);
+	FREE_TABLE(m->syncs);
+	FREE_TABLE(m->memory);
+	FREE_TABLE(m->metrics);
+	FREE_TABLE(m->captures);
+	for (size_t i = 0; i < m->nr_warnings; i++)
+		free(m->warnings[i]);
+	free(m->warnings);
+	free(m->path);
+	strtab_release(&m->str);
+	memset(m, 0, sizeof(*m));
+}
+
+void model_warn(struct model *m, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < m->nr_warnings; i++) {
+		if (!strcmp(m->warnings[i], sb.buf)) {
+			strbuf_release(&sb);
+			return;
+		}
+	}
+	ALLOC_GROW(m->warnings, m->nr_warnings + 1, m->alloc_warnings);
+	m->warnings[m->nr_warnings++] = sb.buf;
+}
+
+/* ---- loading ---- */
+
+/* Which stream the rows of a table from index `first` on came from. */
+struct seg {
+	size_t first;
+	uint32_t stream;
+};
+
+struct segs {
+	struct seg *v;
+	size_t n, alloc;
+};
+
+struct stream_state {
+	uint32_t *map;             /* local string id -> model id, UINT32_MAX = undefined */
+	size_t map_n;
+	uint32_t pid;
+	uint64_t drops[TRACE_DROP__COUNT];
+	int seen;
+};
+
+struct loader {
+	struct model *m;
+	struct stream_state *streams;
+	size_t nr_streams;
+	struct segs segs[TRACE_EV__COUNT];
+	MODEL_TABLE(struct trace_nvtx_end) ends;
+	MODEL_TABLE(uint32_t) end_streams;
+	MODEL_TABLE(struct trace_thread) thread_ev;
+	MODEL_TABLE(struct trace_warning) warn_ev;
+	MODEL_TABLE(uint32_t) warn_streams;
+	MODEL_TABLE(struct trace_process) proc_ev;
+	MODEL_TABLE(uint32_t) proc_streams;
+};
+
+static struct stream_state *stream_get(struct loader *l, uint32_t stream)
+{
+	if (stream >= 1u << 20)
+		return NULL;
+	if (stream >= l->nr_streams) {
+		size_t n = stream + 1;
+		l->streams = xrealloc(l->streams, n * sizeof(*l->streams));
+		memset(l->streams + l->nr_streams, 0, (n - l->nr_streams) * sizeof(*l->streams));
+		l->nr_streams = n;
+	}
+	l->streams[stream].seen = 1;
+	return &l->streams[stream];
+}
+
+static void note_seg(struct loader *l, unsigned type, size_t first, uint32_t stream)
+{
+	struct segs *s = &l->segs[type];
+
+	if (s->n && s->v[s->n - 1].stream == stream)
+		return;
+	ALLOC_GROW(s->v, s->n + 1, s->alloc);
+	s->v[s->n].first = first;
+	s->v[s->n].stream = stream;
+	s->n++;
+}
+
+static void define_string(struct loader *l, struct stream_state *st, const void *rec, size_t size)
+{
+	struct trace_string ts;
+	uint32_t gid;
+
+	if (size < sizeof(ts))
+		return;
+	memcpy(&ts, rec, sizeof(ts));
+	if (ts.len > size - sizeof(ts) || ts.id >= (1u << 26))
+		return;
+	gid = strtab_intern_n(&l->m->str, (const char *)rec + sizeof(ts), ts.len);
+	if (ts.id >= st->map_n) {
+		size_t n = st->map_n ? st->map_n : 1024;
+		while (n <= ts.id)
+			n *= 2;
+		st->map = xrealloc(st->map, n * sizeof(*st->map));
+		memset(st->map + st->map_n, 0xff, (n - st->map_n) * sizeof(*st->map));
+		st->map_n = n;
+	}
+	st->map[ts.id] = gid;
+}
+
+#define ADD_ROW(table, type_enum, T)                                         \
+	do {                                                                 \
+		note_seg(l, type_enum, m->table.n, stream);                  \
+		ALLOC_GROW(m->table.v, m->table.n + 1, m->table.alloc);       \
+		memcpy(&m->table.v[m->table.n++], rec, sizeof(T));           \
+	} while (0)
+
+static void load_entry(struct loader *l, uint32_t stream, unsigned type, const void *rec,
+		       size_t size)
+{
+	struct model *m = l->m;
+	struct stream_state *st = stream_get(l, stream);
+
+	if (!st)
+		return;
+	m->events++;
+	switch (type) {
+	case TRACE_EV_STRING:
+		m->events--;
+		define_string(l, st, rec, size);
+		break;
+	case TRACE_EV_PROCESS:
+		ALLOC_GROW(l->proc_ev.v, l->proc_ev.n + 1, l->proc_ev.alloc);
+		memcpy(&l->proc_ev.v[l->proc_ev.n++], rec, sizeof(struct trace_process));
+		ALLOC_GROW(l->proc_streams.v, l->proc_streams.n + 1, l->proc_streams.alloc);
+		l->proc_streams.v[l->proc_streams.n++] = stream;
+		st->pid = ((const struct trace_process *)rec)->pid;
+		break;
+	case TRACE_EV_THREAD:
+		ALLOC_GROW(l->thread_ev.v, l->thread_ev.n + 1, l->thread_ev.alloc);
+		memcpy(&l->thread_ev.v[l->thread_ev.n], rec, sizeof(struct trace_thread));
+		/* remap the name now if known, else later through a segment */
+		note_seg(l, TRACE_EV_THREAD, l->thread_ev.n, stream);
+		l->thread_ev.n++;
+		break;
+	case TRACE_EV_NVTX_RANGE: ADD_ROW(nvtx, TRACE_EV_NVTX_RANGE, struct trace_nvtx_range); break;
+	case TRACE_EV_NVTX_END:
+		ALLOC_GROW(l->ends.v, l->ends.n + 1, l->ends.alloc);
+		memcpy(&l->ends.v[l->ends.n++], rec, sizeof(struct trace_nvtx_end));
+		ALLOC_GROW(l->end_streams.v, l->end_streams.n + 1, l->end_streams.alloc);
+		l->end_streams.v[l->end_streams.n++] = stream;
+		break;
+	case TRACE_EV_NVTX_MARK: ADD_ROW(marks, TRACE_EV_NVTX_MARK, struct trace_nvtx_mark); break;
+	case TRACE_EV_NAME: ADD_ROW(names, TRACE_EV_NAME, struct trace_name); break;
+	case TRACE_EV_OSRT: ADD_ROW(osrt, TRACE_EV_OSRT, struct trace_osrt); break;
+	case TRACE_EV_CPU_SAMPLE: ADD_ROW(cpu, TRACE_EV_CPU_SAMPLE, struct trace_cpu_sample); break;
+	case TRACE_EV_API: ADD_ROW(api, TRACE_EV_API, struct trace_api); break;
+	case TRACE_EV_KERNEL: ADD_ROW(kernels, TRACE_EV_KERNEL, struct trace_kernel); break;
+	case TRACE_EV_MEMCPY: ADD_ROW(memcpys, TRACE_EV_MEMCPY, struct trace_memcpy); break;
+	case TRACE_EV_MEMSET: ADD_ROW(memsets, TRACE_EV_MEMSET, struct trace_memset); break;
+	case TRACE_EV_SYNC: ADD_ROW(syncs, TRACE_EV_SYNC, struct trace_sync); break;
+	case TRACE_EV_MEMORY: ADD_ROW(memory, TRACE_EV_MEMORY, struct trace_memory); break;
+	case TRACE_EV_DEVICE: ADD_ROW(devices, TRACE_EV_DEVICE, struct trace_device); break;
+	case TRACE_EV_METRIC: ADD_ROW(metrics, TRACE_EV_METRIC, struct trace_metric); break;
+	case TRACE_EV_CAPTURE: ADD_ROW(captures, TRACE_EV_CAPTURE, struct trace_capture); break;
+	case TRACE_EV_DROPS: {
+		const struct trace_drops *d = rec;
+		m->events--;
+		if (d->source < TRACE_DROP__COUNT && d->count > st->drops[d->source])
+			st->drops[d->source] = d->count;
+		break;
+	}
+	case TRACE_EV_WARNING:
+		m->events--;
+		ALLOC_GROW(l->warn_ev.v, l->warn_ev.n + 1, l->warn_ev.alloc);
+		memcpy(&l->warn_ev.v[l->warn_ev.n++], rec, sizeof(struct trace_warning));
+		ALLOC_GROW(l->warn_streams.v, l->warn_streams.n + 1, l->warn_streams.alloc);
+		l->warn_streams.v[l->warn_streams.n++] = stream;
+		break;
+	default:
+		m->events--; /* unknown entry type from a newer writer: skipped */
+		break;
+	}
+}
+
+static uint32_t map_id(const struct stream_state *st, uint32_t id)
+{
+	if (id == 0)
+		return 0;
+	if (id < st->map_n && st->map[id] != UINT32_MAX)
+		return st->map[id];
+	return 0;
+}
+
+/* Remap the string fields of rows [from, to) of @type using stream @st. */
+static void remap_rows(struct loader *l, unsigned type, size_t from, size_t to,
+		       const struct stream_state *st)
+{
+	struct model *m = l->m;
+
+	for (size_t i = from; i < to; i++) {
+		switch (type) {
+		case TRACE_EV_THREAD:
+			l->thread_ev.v[i].name_id = map_id(st, l->thread_ev.v[i].name_id);
+			break;
+		case TRACE_EV_NVTX_RANGE:
+			m->nvtx.v[i].name_id = map_id(st, m->nvtx.v[i].name_id);
+			m->nvtx.v[i].domain_id = map_id(st, m->nvtx.v[i].domain_id);
+			break;
+		case TRACE_EV_NVTX_MARK:
+			m->marks.v[i].name_id = map_id(st, m->marks.v[i].name_id);
+			m->marks.v[i].domain_id = map_id(st, m->marks.v[i].domain_id);
+			break;
+		case TRACE_EV_NAME:
+			m->names.v[i].name_id = map_id(st, m->names.v[i].name_id);
+			m->names.v[i].domain_id = map_id(st, m->names.v[i].domain_id);
+			break;
+		case TRACE_EV_API:
+			m->api.v[i].name_id = map_id(st, m->api.v[i].name_id);
+			break;
+		case TRACE_EV_KERNEL:
+			m->kernels.v[i].name_id = map_id(st, m->kernels.v[i].name_id);
+			m->kernels.v[i].mangled_id = map_id(st, m->kernels.v[i].mangled_id);
+			break;
+		case TRACE_EV_DEVICE:
+			m->devices.v[i].name_id = map_id(st, m->devices.v[i].name_id);
+			break;
+		case TRACE_EV_METRIC:
+			m->metrics.v[i].name_id = map_id(st, m->metrics.v[i].name_id);
+			break;
+		default:
+			return;
+		}
+	}
+}
+
+static size_t table_len(struct loader *l, unsigned type)
+{
+	struct model *m = l->m;
+
+	switch (type) {
+	case TRACE_EV_THREAD: return l->thread_ev.n;
+	case TRACE_EV_NVTX_RANGE: return m->nvtx.n;
+	case TRACE_EV_NVTX_MARK: return m->marks.n;
+	case TRACE_EV_NAME: return m->names.n;
+	case TRACE_EV_API: return m->api.n;
+	case TRACE_EV_KERNEL: return m->kernels.n;
+	case TRACE_EV_DEVICE: return m->devices.n;
+	case TRACE_EV_METRIC: return m->metrics.n;
+	default: return 0;
+	}
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+struct end_key {
+	uint64_t key;
+	size_t idx;
+};
+
+static int cmp_end_key(const void *a, const void *b)
+{
+	const struct end_key *x = a, *y = b;
+	return cmp_u64(x->key, y->key);
+}
+
+static void join_nvtx_ends(struct loader *l)
+{
+	struct model *m = l->m;
+	struct end_key *keys;
+	size_t nk = 0;
+	struct segs *s = &l->segs[TRACE_EV_NVTX_RANGE];
+	size_t si = 0;
+
+	if (!l->ends.n)
+		return;
+	keys = xmalloc(l->ends.n * sizeof(*keys));
+	for (size_t i = 0; i < l->ends.n; i++) {
+		keys[nk].key = ((uint64_t)l->end_streams.v[i] << 44) ^ l->ends.v[i].range_id;
+		keys[nk].idx = i;
+		nk++;
+	}
+	qsort(keys, nk, sizeof(*keys), cmp_end_key);
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		struct trace_nvtx_range *r = &m->nvtx.v[i];
+		struct end_key probe, *hit;
+		uint32_t stream;
+
+		while (si + 1 < s->n && s->v[si + 1].first <= i)
+			si++;
+		if (r->kind != TRACE_NVTX_STARTEND || r->end)
+			continue;
+		stream = s->n ? s->v[si].stream : 0;
+		probe.key = ((uint64_t)stream << 44) ^ r->range_id;
+		hit = bsearch(&probe, keys, nk, sizeof(*keys), cmp_end_key);
+		if (hit) {
+			const struct trace_nvtx_end *e = &l->ends.v[hit->idx];
+			r->end = e->end;
+			r->end_tid = e->tid;
+			hit->key = UINT64_MAX; /* used; a second start with the same id stays open */
+		}
+	}
+	for (size_t i = 0; i < nk; i++)
+		if (keys[i].key != UINT64_MAX)
+			m->nvtx_orphan_ends++;
+	free(keys);
+}
+
+static void loader_finish(struct loader *l)
+{
+	struct model *m = l->m;
+
+	/* strings */
+	for (unsigned type = 1; type < TRACE_EV__COUNT; type++) {
+		struct segs *s = &l->segs[type];
+		size_t n = table_len(l, type);
+		for (size_t i = 0; i < s->n; i++) {
+			size_t to = i + 1 < s->n ? s->v[i + 1].first : n;
+			remap_rows(l, type, s->v[i].first, to, &l->streams[s->v[i].stream]);
+		}
+	}
+	join_nvtx_ends(l);
+
+	/* processes */
+	for (size_t i = 0; i < l->proc_ev.n; i++) {
+		const struct trace_process *p = &l->proc_ev.v[i];
+		const struct stream_state *st = &l->streams[l->proc_streams.v[i]];
+		struct model_process *mp = MODEL_PUSH(m->procs);
+		mp->pid = p->pid;
+		mp->ppid = p->ppid;
+		mp->start_realtime_ns = p->start_realtime_ns;
+		mp->start_mono_ns = p->start_mono_ns;
+		mp->cmdline_id = map_id(st, p->cmdline_id);
+		mp->exe_id = map_id(st, p->exe_id);
+		mp->host_id = map_id(st, p->host_id);
+		mp->stream = l->proc_streams.v[i];
+	}
+
+	/* thread events become thread rows (merged in model_finish) */
+	for (size_t i = 0; i < l->thread_ev.n; i++) {
+		const struct trace_thread *t = &l->thread_ev.v[i];
+		struct model_thread *mt = MODEL_PUSH(m->threads);
+		mt->pid = t->pid;
+		mt->tid = t->tid;
+		mt->name_id = (t->flags & TRACE_THREAD_NAME) ? t->name_id : 0;
+		mt->first = mt->last = t->time;
+	}
+
+	for (size_t i = 0; i < l->warn_ev.n; i++) {
+		const struct stream_state *st = &l->streams[l->warn_streams.v[i]];
+		uint32_t id = map_id(st, l->warn_ev.v[i].message_id);
+		model_warn(m, "process %u: %s", l->warn_ev.v[i].pid, model_str(m, id));
+	}
+
+	for (size_t s = 0; s < l->nr_streams; s++)
+		for (unsigned d = 0; d < TRACE_DROP__COUNT; d++)
+			m->drops[d] += l->streams[s].drops[d];
+}
+
+static void loader_release(struct loader *l)
+{
+	for (size_t s = 0; s < l->nr_streams; s++)
+		free(l->streams[s].map);
+	free(l->streams);
+	for (unsigned t = 0; t < TRACE_EV__COUNT; t++)
+		free(l->segs[t].v);
+	free(l->ends.v);
+	free(l->end_streams.v);
+	free(l->thread_ev.v);
+	free(l->warn_ev.v);
+	free(l->warn_streams.v);
+	free(l->proc_ev.v);
+	free(l->proc_streams.v);
+}
+
+int model_load_report(struct model *m, const char *path)
+{
+	struct trace_reader r;
+	struct trace_chunk c;
+	struct loader l;
+	unsigned char scratch[512];
+	int ret, bad_entries = 0;
+
+	if (trace_reader_open(&r, path) < 0)
+		return -1;
+	memset(&l, 0, sizeof(l));
+	l.m = m;
+	free(m->path);
+	m->path = xstrdup(path);
+	m->format = "gpuscope";
+	while ((ret = trace_reader_next(&r, &c)) > 0) {
+		size_t pos = 0;
+		unsigned type;
+		const void *rec;
+		size_t size;
+		int e;
+
+		if (c.hdr.type == TRACE_CHUNK_STREAM_END) {
+			struct stream_state *st = stream_get(&l, c.hdr.stream);
+			if (st)
+				st->seen = 2;
+			continue;
+		}
+		while ((e = trace_entry_next(c.data, c.len, &pos, &type, &rec, &size, scratch,
+					     sizeof(scratch))) > 0)
+			load_entry(&l, c.hdr.stream, type, rec, size);
+		if (e < 0)
+			bad_entries++;
+	}
+	if (ret < 0) {
+		loader_release(&l);
+		trace_reader_close(&r);
+		return -1;
+	}
+	loader_finish(&l);
+	for (size_t i = 0; i < m->procs.n; i++) {
+		uint32_t s = m->procs.v[i].stream;
+		m->procs.v[i].ended = s < l.nr_streams && l.streams[s].seen == 2;
+	}
+	m->truncated = r.truncated;
+	m->chunks_bad = r.chunks_bad;
+	m->bytes_skipped = r.bytes_skipped;
+	if (r.truncated || r.chunks_bad)
+		model_warn(m, "report '%s' is damaged: %s; loaded the %llu whole chunks, "
+			   "skipped %llu bytes", path, r.first_problem,
+			   (unsigned long long)r.chunks_read, (unsigned long long)r.bytes_skipped);
+	if (bad_entries)
+		model_warn(m, "report '%s': %d chunks had malformed entries", path, bad_entries);
+	if (r.chunks_unknown)
+		model_warn(m, "report '%s': skipped %llu chunks of types this version does not know",
+			   path, (unsigned long long)r.chunks_unknown);
+	loader_release(&l);
+	trace_reader_close(&r);
+	model_finish(m);
+	return 0;
+}
+
+/* ---- finishing ---- */
+
+#define DEFINE_CMP(name, T, a_start, a_end)                                  \
+	static int name(const void *pa, const void *pb)                     \
+	{                                                                   \
+		const T *a = pa, *b = pb;                                   \
+		int c = cmp_u64(a->a_start, b->a_start);                    \
+		return c ? c : cmp_u64(a->a_end, b->a_end);                 \
+	}
+
+DEFINE_CMP(cmp_nvtx, struct trace_nvtx_range, start, end)
+DEFINE_CMP(cmp_mark, struct trace_nvtx_mark, time, time)
+DEFINE_CMP(cmp_osrt, struct trace_osrt, start, end)
+DEFINE_CMP(cmp_cpu, struct trace_cpu_sample, time, time)
+DEFINE_CMP(cmp_api, struct trace_api, start, end)
+DEFINE_CMP(cmp_kernel, struct trace_kernel, start, end)
+DEFINE_CMP(cmp_memcpy, struct trace_memcpy, start, end)
+DEFINE_CMP(cmp_memset, struct trace_memset, start, end)
+DEFINE_CMP(cmp_sync, struct trace_sync, start, end)
+DEFINE_CMP(cmp_memory, struct trace_memory, time, time)
+DEFINE_CMP(cmp_metric, struct trace_metric, time, time)
+DEFINE_CMP(cmp_capture, struct trace_capture, time, time)
+
+static int cmp_thread(const void *pa, const void *pb)
+{
+	const struct model_thread *a = pa, *b = pb;
+	int c = cmp_u64(a->pid, b->pid);
+	return c ? c : cmp_u64(a->tid, b->tid);
+}
+
+/* Sort only when needed: collectors mostly write in order already. */
+#define SORT_TABLE(t, cmp)                                                   \
+	do {                                                                 \
+		for (size_t i_ = 1; i_ < (t).n; i_++) {                      \
+			if (cmp(&(t).v[i_ - 1], &(t).v[i_]) > 0) {           \
+				qsort((t).v, (t).n, sizeof((t).v[0]), cmp);  \
+				break;                                       \
+			}                                                    \
+		}                                                            \
+	} while (0)
+
+static void span(struct model *m, uint64_t a, uint64_t b)
+{
+	if (a && (!m->t_min || a < m->t_min))
+		m->t_min = a;
+	if (b > m->t_max)
+		m->t_max = b;
+	if (a > m->t_max)
+		m->t_max = a;
+}
+
+static void see_thread(struct model *m, uint32_t pid, uint32_t tid, uint64_t a, uint64_t b)
+{
+	struct model_thread *t;
+
+	if (!tid)
+		return;
+	t = MODEL_PUSH(m->threads);
+	t->pid = pid;
+	t->tid = tid;
+	t->first = a;
+	t->last = b ? b : a;
+}
+
+static void merge_threads(struct model *m)
+{
+	size_t out = 0;
+
+	qsort(m->threads.v, m->threads.n, sizeof(m->threads.v[0]), cmp_thread);
+	for (size_t i = 0; i < m->threads.n; i++) {
+		struct model_thread *t = &m->threads.v[i];
+		if (out && m->threads.v[out - 1].pid == t->pid && m->threads.v[out - 1].tid == t->tid) {
+			struct model_thread *o = &m->threads.v[out - 1];
+			if (t->first && (!o->first || t->first < o->first))
+				o->first = t->first;
+			if (t->last > o->last)
+				o->last = t->last;
+			if (t->name_id)
+				o->name_id = t->name_id; /* a later name wins; sorted stably enough */
+			continue;
+		}
+		m->threads.v[out++] = *t;
+	}
+	m->threads.n = out;
+}
+
+void model_finish(struct model *m)
+{
+	size_t nthreads = m->threads.n;
+
+	SORT_TABLE(m->nvtx, cmp_nvtx);
+	SORT_TABLE(m->marks, cmp_mark);
+	SORT_TABLE(m->osrt, cmp_osrt);
+	SORT_TABLE(m->cpu, cmp_cpu);
+	SORT_TABLE(m->api, cmp_api);
+	SORT_TABLE(m->kernels, cmp_kernel);
+	SORT_TABLE(m->memcpys, cmp_memcpy);
+	SORT_TABLE(m->memsets, cmp_memset);
+	SORT_TABLE(m->syncs, cmp_sync);
+	SORT_TABLE(m->memory, cmp_memory);
+	SORT_TABLE(m->metrics, cmp_metric);
+	SORT_TABLE(m->captures, cmp_capture);
+
+	m->t_min = m->t_max = 0;
+	m->nvtx_open = 0;
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		const struct trace_nvtx_range *r = &m->nvtx.v[i];
+		span(m, r->start, r->end);
+		if (!r->end)
+			m->nvtx_open++;
+		see_thread(m, r->pid, r->tid, r->start, r->end);
+	}
+	for (size_t i = 0; i < m->marks.n; i++) {
+		span(m, m->marks.v[i].time, 0);
+		see_thread(m, m->marks.v[i].pid, m->marks.v[i].tid, m->marks.v[i].time, 0);
+	}
+	for (size_t i = 0; i < m->osrt.n; i++) {
+		span(m, m->osrt.v[i].start, m->osrt.v[i].end);
+		see_thread(m, m->osrt.v[i].pid, m->osrt.v[i].tid, m->osrt.v[i].start, m->osrt.v[i].end);
+	}
+	for (size_t i = 0; i < m->cpu.n; i++)
+		see_thread(m, m->cpu.v[i].pid, m->cpu.v[i].tid, m->cpu.v[i].time, 0);
+	for (size_t i = 0; i < m->api.n; i++) {
+		span(m, m->api.v[i].start, m->api.v[i].end);
+		/* one thread row per API thread is enough; skip repeats of the previous tid */
+		if (i == 0 || m->api.v[i].tid != m->api.v[i - 1].tid)
+			see_thread(m, m->api.v[i].pid, m->api.v[i].tid, m->api.v[i].start,
+				   m->api.v[i].end);
+	}
+	for (size_t i = 0; i < m->kernels.n; i++)
+		span(m, m->kernels.v[i].start, m->kernels.v[i].end);
+	for (size_t i = 0; i < m->memcpys.n; i++)
+		span(m, m->memcpys.v[i].start, m->memcpys.v[i].end);
+	for (size_t i = 0; i < m->memsets.n; i++)
+		span(m, m->memsets.v[i].start, m->memsets.v[i].end);
+	for (size_t i = 0; i < m->syncs.n; i++)
+		span(m, m->syncs.v[i].start, m->syncs.v[i].end);
+	for (size_t i = 0; i < m->memory.n; i++)
+		span(m, m->memory.v[i].time, 0);
+	if (nthreads != m->threads.n || nthreads > 1)
+		merge_threads(m);
+
+	if (m->kernels.n || m->memcpys.n || m->memsets.n || m->api.n || m->devices.n)
+		m->has |= MODEL_HAS_CUDA;
+	if (m->api.n)
+		m->has |= MODEL_HAS_API;
+	if (m->nvtx.n || m->marks.n)
+		m->has |= MODEL_HAS_NVTX;
+	if (m->osrt.n)
+		m->has |= MODEL_HAS_OSRT;
+	if (m->cpu.n)
+		m->has |= MODEL_HAS_CPU_SAMPLES;
+	if (m->metrics.n)
+		m->has |= MODEL_HAS_METRICS;
+	if (m->syncs.n)
+		m->has |= MODEL_HAS_SYNC;
+	if (m->memory.n)
+		m->has |= MODEL_HAS_MEMORY;
+}
+
+#define CLIP_TABLE(t, a_start, a_end)                                        \
+	do {                                                                 \
+		size_t o_ = 0;                                               \
+		for (size_t i_ = 0; i_ < (t).n; i_++) {                      \
+			uint64_t s_ = (t).v[i_].a_start, e_ = (t).v[i_].a_end;  \
+			if (e_ < s_)                                         \
+				e_ = s_;                                     \
+			if (e_ < lo || s_ > hi)                              \
+				continue;                                    \
+			(t).v[o_++] = (t).v[i_];                             \
+		}                                                            \
+		(t).n = o_;                                                  \
+	} while (0)
+
+void model_clip(struct model *m, uint64_t lo, uint64_t hi)
+{
+	CLIP_TABLE(m->nvtx, start, end);
+	CLIP_TABLE(m->marks, time, time);
+	CLIP_TABLE(m->osrt, start, end);
+	CLIP_TABLE(m->cpu, time, time);
+	CLIP_TABLE(m->api, start, end);
+	CLIP_TABLE(m->kernels, start, end);
+	CLIP_TABLE(m->memcpys, start, end);
+	CLIP_TABLE(m->memsets, start, end);
+	CLIP_TABLE(m->syncs, start, end);
+	CLIP_TABLE(m->memory, time, time);
+	CLIP_TABLE(m->metrics, time, time);
+	CLIP_TABLE(m->captures, time, time);
+	{
+		unsigned has = m->has;
+		model_finish(m);
+		m->has |= has; /* what could be recorded does not change with the window */
+	}
+}
+
+const struct model_process *model_process(const struct model *m, uint32_t pid)
+{
+	for (size_t i = 0; i < m->procs.n; i++)
+		if (m->procs.v[i].pid == pid)
+			return &m->procs.v[i];
+	return NULL;
+}
+
+const struct model_thread *model_thread(const struct model *m, uint32_t pid, uint32_t tid)
+{
+	size_t lo = 0, hi = m->threads.n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct model_thread *t = &m->threads.v[mid];
+		if (t->pid < pid || (t->pid == pid && t->tid < tid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->threads.n && m->threads.v[lo].pid == pid && m->threads.v[lo].tid == tid)
+		return &m->threads.v[lo];
+	return NULL;
+}
+
+const char *model_thread_name(const struct model *m, uint32_t pid, uint32_t tid)
+{
+	static char buf[32];
+	const struct model_thread *t = model_thread(m, pid, tid);
+
+	if (t && t->name_id)
+		return model_str(m, t->name_id);
+	snprintf(buf, sizeof(buf), "tid %u", tid);
+	return buf;
+}
+
+const struct trace_device *model_device(const struct model *m, uint32_t id)
+{
+	for (size_t i = 0; i < m->devices.n; i++)
+		if (m->devices.v[i].id == id)
+			return &m->devices.v[i];
+	return NULL;
+}

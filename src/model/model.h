@@ -1,0 +1,160 @@
+/*
+ * model.h - the in-memory model every command downstream of a report reads.
+ *
+ * Collectors and importers only produce a model; stats, rules, exporters and
+ * diff only consume it.  A model is a set of tables, one per event type, each
+ * an array of the report's own record structs (trace.h), plus processes,
+ * threads and one interned string table.
+ *
+ * Invariants after model_finish():
+ *  - every string id in every row refers to m->str (0 = "");
+ *  - every table with times is sorted by start (or time), ties by end;
+ *  - NVTX start/end ranges are joined with their ends; a range never closed
+ *    has end == 0 and is counted in m->nvtx_open;
+ *  - t_min/t_max span every timed row (0/0 for an empty model);
+ *  - m->has says which kinds of data the input could contain at all, so a
+ *    consumer can tell "none happened" from "not recorded" (MODEL_HAS_*).
+ *
+ * Ownership: the model owns every array and string; model_release() frees
+ * them.  Importers fill a model with model_init(), model_intern(), the
+ * MODEL_PUSH() macro and model_finish().
+ */
+#ifndef GS_MODEL_H
+#define GS_MODEL_H
+
+#include "../trace/trace.h"
+#include "../util/util.h"
+
+#define MODEL_TABLE(type) struct { type *v; size_t n, alloc; }
+/* Append a zeroed row to table @t and return a pointer to it. */
+#define MODEL_PUSH(t) \
+	((__typeof__((t).v))model_table_push((void **)&(t).v, &(t).n, &(t).alloc, sizeof((t).v[0])))
+void *model_table_push(void **v, size_t *n, size_t *alloc, size_t elem);
+
+struct model_process {
+	uint32_t pid, ppid;
+	uint64_t start_realtime_ns, start_mono_ns;
+	uint32_t cmdline_id, exe_id, host_id;
+	int ended;                 /* the stream ended cleanly */
+	uint32_t stream;           /* stream index in the report, or 0 */
+};
+
+struct model_thread {
+	uint32_t pid, tid;
+	uint32_t name_id;
+	uint64_t first, last;      /* first and last time seen, 0 when unknown */
+};
+
+enum model_has {
+	MODEL_HAS_CUDA = 1u << 0,     /* kernels/copies/API could be recorded */
+	MODEL_HAS_NVTX = 1u << 1,
+	MODEL_HAS_OSRT = 1u << 2,
+	MODEL_HAS_CPU_SAMPLES = 1u << 3,
+	MODEL_HAS_METRICS = 1u << 4,
+	MODEL_HAS_API = 1u << 5,      /* runtime/driver API calls */
+	MODEL_HAS_SYNC = 1u << 6,     /* synchronisation records */
+	MODEL_HAS_MEMORY = 1u << 7,   /* allocation records */
+};
+
+struct model {
+	struct strtab str;
+	const char *format;        /* "gpuscope", "kineto", "nsys-sqlite" */
+	char *path;
+	unsigned has;              /* enum model_has */
+
+	MODEL_TABLE(struct model_process) procs;
+	MODEL_TABLE(struct model_thread) threads;
+	MODEL_TABLE(struct trace_device) devices;
+	MODEL_TABLE(struct trace_nvtx_range) nvtx;
+	MODEL_TABLE(struct trace_nvtx_mark) marks;
+	MODEL_TABLE(struct trace_name) names;
+	MODEL_TABLE(struct trace_osrt) osrt;
+	MODEL_TABLE(struct trace_cpu_sample) cpu;
+	MODEL_TABLE(struct trace_api) api;
+	MODEL_TABLE(struct trace_kernel) kernels;
+	MODEL_TABLE(struct trace_memcpy) memcpys;
+	MODEL_TABLE(struct trace_memset) memsets;
+	MODEL_TABLE(struct trace_sync) syncs;
+	MODEL_TABLE(struct trace_memory) memory;
+	MODEL_TABLE(struct trace_metric) metrics;
+	MODEL_TABLE(struct trace_capture) captures;
+
+	uint64_t drops[TRACE_DROP__COUNT]; /* summed over processes */
+	uint64_t nvtx_open;        /* start/end ranges never ended */
+	uint64_t nvtx_orphan_ends; /* ends with no start */
+	char **warnings;           /* owned; shown by info, stats, analyze */
+	size_t nr_warnings, alloc_warnings;
+
+	uint64_t t_min, t_max;
+	uint64_t events;           /* rows loaded, all tables */
+
+	/* reader diagnostics for a report */
+	int truncated;
+	uint64_t chunks_bad, bytes_skipped;
+};
+
+void model_init(struct model *m);
+void model_release(struct model *m);
+static inline uint32_t model_intern(struct model *m, const char *s)
+{
+	return strtab_intern(&m->str, s);
+}
+static inline const char *model_str(const struct model *m, uint32_t id)
+{
+	return strtab_get(&m->str, id);
+}
+/* Add a warning (printf format), kept once: a repeated text is not added again. */
+void model_warn(struct model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * model_load_report - load a gpuscope report into an initialised model and
+ * finish it.  A truncated or damaged report loads what is whole and adds a
+ * warning.  Returns 0, or -1 after error() when @path is not a readable report.
+ */
+int model_load_report(struct model *m, const char *path);
+
+/* Sort tables, join NVTX start/end pairs, compute the span.  Idempotent. */
+void model_finish(struct model *m);
+
+/* Keep only rows that overlap [lo, hi]; then re-finish. */
+void model_clip(struct model *m, uint64_t lo, uint64_t hi);
+
+/* The process / thread rows for an id, or NULL. */
+const struct model_process *model_process(const struct model *m, uint32_t pid);
+const struct model_thread *model_thread(const struct model *m, uint32_t pid, uint32_t tid);
+/* A thread's display name: its name, else "tid N". Returns a static buffer when unnamed. */
+const char *model_thread_name(const struct model *m, uint32_t pid, uint32_t tid);
+/* The device row for a CUDA ordinal (first process that reported it), or NULL. */
+const struct trace_device *model_device(const struct model *m, uint32_t id);
+
+/* ---- interval algebra (nanosecond half-open intervals [start, end)) ---- */
+
+struct interval {
+	uint64_t start, end;
+};
+
+struct interval_set {
+	struct interval *v;
+	size_t n, alloc;
+	int normal;                /* sorted and disjoint */
+};
+
+void ivset_add(struct interval_set *s, uint64_t start, uint64_t end);
+/* Sort and merge overlapping or touching intervals. */
+void ivset_normalize(struct interval_set *s);
+uint64_t ivset_total(struct interval_set *s);
+/* Length of the intersection of @s with [lo, hi). */
+uint64_t ivset_overlap(struct interval_set *s, uint64_t lo, uint64_t hi);
+/* Length of the intersection of two sets. */
+uint64_t ivset_intersect_total(struct interval_set *a, struct interval_set *b);
+/* The gaps of @s inside [lo, hi), appended to @out (normalised). */
+void ivset_gaps(struct interval_set *s, uint64_t lo, uint64_t hi, struct interval_set *out);
+void ivset_release(struct interval_set *s);
+
+/*
+ * model_gpu_busy - the union of kernel, copy and set intervals on @device
+ * (UINT32_MAX = all devices) into @out.
+ */
+void model_gpu_busy(const struct model *m, uint32_t device, struct interval_set *out);
+
+#endif

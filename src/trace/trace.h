@@ -1,0 +1,566 @@
+/*
+ * trace.h - the gpuscope report file format: records, writer, streaming reader.
+ *
+ * A report is a file header followed by chunks (docs/report-format.md is the
+ * spec, kept true by tests/trace).  Every chunk has its own header with a
+ * type, a stream id (one stream per traced process), sizes and two CRC-32C
+ * checksums, so a reader can skip chunk types it does not know and can keep
+ * every whole chunk of a truncated or damaged file.
+ *
+ * Event chunks (TRACE_CHUNK_EVENTS) hold a sequence of entries; each entry is
+ * an 8-byte struct trace_entry followed by a fixed record of its type
+ * (struct trace_kernel, ...), the whole padded to 8 bytes.  The entry header
+ * carries the entry size, so records may grow in later versions: a reader
+ * copies the prefix it knows and zero-fills what an older writer left out.
+ * Event chunks are normally zstd-compressed; chunks written from a signal
+ * handler are stored raw.
+ *
+ * Times are nanoseconds of CLOCK_MONOTONIC, shared by every process of a host.
+ * Strings are interned per stream: a TRACE_EV_STRING entry defines an id,
+ * records refer to ids (0 = empty string), and a definition may come after
+ * its first use within the same stream.
+ *
+ * Enumerations that exist in CUPTI (copy kinds, memory kinds, sync types) use
+ * CUPTI's codes, which are also the codes of an nsys SQLite export.
+ */
+#ifndef GS_TRACE_H
+#define GS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TRACE_MAGIC "GPUSCOPE"
+#define TRACE_VERSION 1        /* version this code writes */
+#define TRACE_MIN_READER 1     /* oldest reader version that can read what we write */
+#define TRACE_HEADER_SIZE 64
+#define TRACE_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" little-endian */
+#define TRACE_CHUNK_HEADER_SIZE 32
+#define TRACE_MAX_CHUNK (256u << 20)   /* readers reject bigger chunks as corrupt */
+#define TRACE_FILE_EXT ".gpuscope"
+
+/* Feature bits in the file header (informational; readers ignore unknown ones). */
+enum trace_feature {
+	TRACE_FEAT_ZSTD = 1u << 0,
+	TRACE_FEAT_MERGED = 1u << 1, /* written by the merger from per-process parts */
+};
+
+struct trace_file_header {
+	char magic[8];            /* "GPUSCOPE" */
+	uint16_t version;         /* format version of the writer */
+	uint16_t min_reader;      /* oldest reader version able to read this file */
+	uint32_t header_size;     /* bytes from file start to the first chunk */
+	uint64_t features;        /* enum trace_feature bits */
+	uint64_t created_realtime_ns;
+	uint8_t reserved[28];
+	uint32_t header_crc;      /* CRC-32C of the first 60 bytes */
+};
+
+enum trace_chunk_type {
+	TRACE_CHUNK_EVENTS = 1,     /* entries, see struct trace_entry */
+	TRACE_CHUNK_STREAM_END = 2, /* a stream (process) finished cleanly; no payload */
+};
+
+enum trace_chunk_flags {
+	TRACE_CHUNK_ZSTD = 1u << 0, /* payload is one zstd frame of raw_size bytes */
+};
+
+struct trace_chunk_header {
+	uint32_t magic;       /* TRACE_CHUNK_MAGIC */
+	uint16_t type;        /* enum trace_chunk_type */
+	uint16_t flags;       /* enum trace_chunk_flags */
+	uint32_t stream;      /* which process stream this chunk belongs to */
+	uint32_t stored_size; /* payload bytes in the file */
+	uint32_t raw_size;    /* payload bytes after decompression */
+	uint32_t payload_crc; /* CRC-32C of the stored payload */
+	uint32_t reserved;
+	uint32_t header_crc;  /* CRC-32C of the first 28 bytes of this header */
+};
+
+/* ---- event entries ---- */
+
+enum trace_event_type {
+	TRACE_EV_STRING = 1,     /* struct trace_string + bytes */
+	TRACE_EV_PROCESS = 2,
+	TRACE_EV_THREAD = 3,
+	TRACE_EV_NVTX_RANGE = 4,
+	TRACE_EV_NVTX_END = 5,   /* end of a start/end range recorded open */
+	TRACE_EV_NVTX_MARK = 6,
+	TRACE_EV_NAME = 7,       /* names of categories, CUDA resources ... */
+	TRACE_EV_OSRT = 8,
+	TRACE_EV_CPU_SAMPLE = 9,
+	TRACE_EV_API = 10,
+	TRACE_EV_KERNEL = 11,
+	TRACE_EV_MEMCPY = 12,
+	TRACE_EV_MEMSET = 13,
+	TRACE_EV_SYNC = 14,
+	TRACE_EV_MEMORY = 15,
+	TRACE_EV_DEVICE = 16,
+	TRACE_EV_METRIC = 17,
+	TRACE_EV_DROPS = 18,
+	TRACE_EV_CAPTURE = 19,
+	TRACE_EV_WARNING = 20,
+	TRACE_EV__COUNT
+};
+
+struct trace_entry {
+	uint16_t type;  /* enum trace_event_type */
+	uint16_t size;  /* bytes of header + record + padding; multiple of 8 */
+	uint32_t reserved;
+};
+
+/* TRACE_EV_STRING: followed by len bytes (no NUL), padded. */
+struct trace_string {
+	uint32_t id;
+	uint32_t len;
+};
+
+struct trace_process {
+	uint32_t pid, ppid;
+	uint64_t start_realtime_ns; /* wall clock at start_mono_ns */
+	uint64_t start_mono_ns;
+	uint32_t cmdline_id;        /* arguments joined by spaces */
+	uint32_t exe_id;
+	uint32_t host_id;
+	uint32_t flags;
+};
+
+enum trace_thread_flags {
+	TRACE_THREAD_START = 1u << 0,
+	TRACE_THREAD_EXIT = 1u << 1,
+	TRACE_THREAD_NAME = 1u << 2, /* name_id is valid */
+};
+
+struct trace_thread {
+	uint64_t time;
+	uint32_t pid, tid;
+	uint32_t name_id;
+	uint32_t flags;         /* enum trace_thread_flags */
+};
+
+enum trace_nvtx_kind {
+	TRACE_NVTX_PUSHPOP = 1,
+	TRACE_NVTX_STARTEND = 2,
+};
+
+enum trace_payload_type {
+	TRACE_PAYLOAD_NONE = 0,
+	TRACE_PAYLOAD_U64 = 1,
+	TRACE_PAYLOAD_I64 = 2,
+	TRACE_PAYLOAD_DOUBLE = 3,
+	TRACE_PAYLOAD_U32 = 4,
+	TRACE_PAYLOAD_I32 = 5,
+	TRACE_PAYLOAD_FLOAT = 6, /* stored as double bits */
+};
+
+/*
+ * An NVTX range.  Push/pop ranges are written whole at the pop.  Start/end
+ * ranges are written at the start with end == 0, and closed by a
+ * TRACE_EV_NVTX_END with the same range_id (possibly from another thread).
+ */
+struct trace_nvtx_range {
+	uint64_t start, end;
+	uint32_t pid, tid;
+	uint32_t end_tid;
+	uint32_t name_id;
+	uint32_t domain_id;       /* string id of the domain name; 0 = default domain */
+	uint32_t category;
+	uint32_t color;           /* ARGB; 0 = none */
+	uint8_t kind;             /* enum trace_nvtx_kind */
+	uint8_t payload_type;     /* enum trace_payload_type */
+	uint16_t level;           /* push/pop nesting depth, 0 = outermost */
+	uint64_t payload;         /* bits of the payload value */
+	uint64_t range_id;        /* start/end id; 0 for push/pop */
+};
+
+struct trace_nvtx_end {
+	uint64_t range_id;
+	uint64_t end;
+	uint32_t tid;
+	uint32_t reserved;
+};
+
+struct trace_nvtx_mark {
+	uint64_t time;
+	uint32_t pid, tid;
+	uint32_t name_id;
+	uint32_t domain_id;
+	uint32_t category;
+	uint32_t color;
+	uint8_t payload_type;
+	uint8_t reserved[7];
+	uint64_t payload;
+};
+
+enum trace_name_kind {
+	TRACE_NAME_CATEGORY = 1,   /* id = category number within domain_id */
+	TRACE_NAME_CUDA_DEVICE = 2,
+	TRACE_NAME_CUDA_CONTEXT = 3,
+	TRACE_NAME_CUDA_STREAM = 4,
+	TRACE_NAME_DOMAIN = 5,     /* a domain created, id = domain string id */
+};
+
+struct trace_name {
+	uint32_t kind;            /* enum trace_name_kind */
+	uint32_t domain_id;
+	uint64_t id;
+	uint32_t pid;
+	uint32_t name_id;
+};
+
+/* OS-runtime functions; names in trace_osrt_name(). Append only. */
+enum trace_osrt_func {
+	OSRT_READ = 1, OSRT_WRITE, OSRT_PREAD, OSRT_PWRITE, OSRT_READV, OSRT_WRITEV,
+	OSRT_RECV, OSRT_RECVFROM, OSRT_RECVMSG, OSRT_SEND, OSRT_SENDTO, OSRT_SENDMSG,
+	OSRT_POLL, OSRT_PPOLL, OSRT_SELECT, OSRT_PSELECT, OSRT_EPOLL_WAIT, OSRT_EPOLL_PWAIT,
+	OSRT_NANOSLEEP, OSRT_USLEEP, OSRT_SLEEP, OSRT_CLOCK_NANOSLEEP,
+	OSRT_MUTEX_LOCK, OSRT_COND_WAIT, OSRT_COND_TIMEDWAIT, OSRT_JOIN,
+	OSRT_SEM_WAIT, OSRT_SEM_TIMEDWAIT, OSRT_OPEN, OSRT_OPENAT, OSRT_FSYNC, OSRT_FDATASYNC,
+	OSRT_WAITPID, OSRT_WAIT, OSRT_CONNECT, OSRT_ACCEPT, OSRT_FUTEX, OSRT_RWLOCK_RDLOCK,
+	OSRT_RWLOCK_WRLOCK, OSRT_FOPEN, OSRT_FREAD, OSRT_FWRITE, OSRT_IOCTL, OSRT_MMAP,
+	OSRT__COUNT
+};
+
+struct trace_osrt {
+	uint64_t start, end;
+	uint32_t pid, tid;
+	uint16_t func;            /* enum trace_osrt_func */
+	uint16_t flags;
+	int32_t err;              /* errno when the call failed, else 0 */
+	int64_t result;           /* return value (bytes for read/write) */
+	int64_t arg;              /* fd, or the requested size; -1 when none */
+};
+
+/* Per-thread CPU time, sampled from /proc/self/task/TID/schedstat. */
+struct trace_cpu_sample {
+	uint64_t time;
+	uint64_t run_ns;          /* cumulative time on a CPU */
+	uint64_t wait_ns;         /* cumulative time runnable but waiting */
+	uint32_t pid, tid;
+};
+
+enum trace_api_domain {
+	TRACE_API_RUNTIME = 1,
+	TRACE_API_DRIVER = 2,
+};
+
+/* A CUDA runtime or driver API call. */
+struct trace_api {
+	uint64_t start, end;
+	uint32_t pid, tid;
+	uint32_t correlation;
+	uint32_t cbid;            /* CUPTI callback id within domain */
+	uint32_t name_id;         /* function name, e.g. "cudaLaunchKernel" */
+	uint16_t domain;          /* enum trace_api_domain */
+	uint16_t flags;
+	int32_t status;           /* return code; 0 = success */
+	uint32_t reserved;
+};
+
+enum trace_gpu_flags {
+	TRACE_GPU_COMM = 1u << 0,   /* communication kernel (NCCL ...) */
+	TRACE_GPU_ASYNC = 1u << 1,  /* copies/sets: asynchronous API */
+	TRACE_GPU_GRAPH = 1u << 2,  /* launched from a CUDA graph */
+};
+
+struct trace_kernel {
+	uint64_t start, end;
+	uint32_t pid;
+	uint32_t device, context, stream;
+	uint32_t correlation;
+	uint32_t name_id;         /* demangled name */
+	uint32_t mangled_id;      /* mangled name, 0 when unknown */
+	uint32_t graph_id;
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t static_smem, dynamic_smem;
+	uint16_t registers;       /* per thread */
+	uint16_t flags;           /* enum trace_gpu_flags */
+};
+
+/* CUPTI_ACTIVITY_MEMCPY_KIND_* codes. */
+enum trace_copy_kind {
+	COPY_UNKNOWN = 0, COPY_HTOD = 1, COPY_DTOH = 2, COPY_HTOA = 3, COPY_ATOH = 4,
+	COPY_ATOA = 5, COPY_ATOD = 6, COPY_DTOA = 7, COPY_DTOD = 8, COPY_HTOH = 9,
+	COPY_PTOP = 10,
+};
+
+/* CUPTI_ACTIVITY_MEMORY_KIND_* codes. */
+enum trace_mem_kind {
+	MEM_UNKNOWN = 0, MEM_PAGEABLE = 1, MEM_PINNED = 2, MEM_DEVICE = 3, MEM_ARRAY = 4,
+	MEM_MANAGED = 5, MEM_DEVICE_STATIC = 6, MEM_MANAGED_STATIC = 7,
+};
+
+struct trace_memcpy {
+	uint64_t start, end;
+	uint64_t bytes;
+	uint32_t pid;
+	uint32_t device, context, stream;
+	uint32_t correlation;
+	uint8_t kind;             /* enum trace_copy_kind */
+	uint8_t src_kind, dst_kind; /* enum trace_mem_kind */
+	uint8_t reserved;
+	uint16_t flags;           /* enum trace_gpu_flags */
+	uint16_t dst_device;      /* peer copies */
+	uint32_t graph_id;
+};
+
+struct trace_memset {
+	uint64_t start, end;
+	uint64_t bytes;
+	uint32_t pid;
+	uint32_t device, context, stream;
+	uint32_t correlation;
+	uint32_t value;
+	uint8_t mem_kind;         /* enum trace_mem_kind */
+	uint8_t reserved;
+	uint16_t flags;
+	uint32_t graph_id;
+};
+
+/* CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_* codes. */
+enum trace_sync_type {
+	SYNC_UNKNOWN = 0, SYNC_EVENT = 1, SYNC_STREAM_WAIT_EVENT = 2,
+	SYNC_STREAM = 3, SYNC_CONTEXT = 4,
+};
+
+struct trace_sync {
+	uint64_t start, end;
+	uint32_t pid;
+	uint32_t device, context, stream;
+	uint32_t event;
+	uint32_t correlation;
+	uint16_t type;            /* enum trace_sync_type */
+	uint16_t reserved;
+	uint32_t reserved2;
+};
+
+enum trace_memory_op {
+	TRACE_MEM_ALLOC = 1,
+	TRACE_MEM_FREE = 2,
+};
+
+/* A device (or pinned host) memory allocation or free. */
+struct trace_memory {
+	uint64_t time;
+	uint64_t address;
+	uint64_t bytes;
+	uint32_t pid;
+	uint32_t device, context, stream;
+	uint32_t correlation;
+	uint8_t op;               /* enum trace_memory_op */
+	uint8_t mem_kind;         /* enum trace_mem_kind */
+	uint16_t reserved;
+};
+
+struct trace_device {
+	uint32_t id;              /* CUDA device ordinal */
+	uint32_t name_id;
+	uint8_t uuid[16];
+	uint32_t sm_count;
+	uint32_t cc_major, cc_minor;
+	uint32_t core_clock_khz;  /* max SM clock */
+	uint64_t global_mem;      /* bytes */
+	uint32_t mem_clock_khz;
+	uint32_t mem_bus_width;
+	uint32_t pci_domain, pci_bus, pci_device;
+	uint32_t max_threads_per_sm;
+	uint32_t pid;             /* process that reported it */
+	uint32_t reserved;
+};
+
+/*
+ * A sample of a numeric counter: GPU metrics from NVML/GPM, imported
+ * counters.  name_id names the metric ("gpu_util", "sm_clock_mhz", ...,
+ * listed in docs/report-format.md); device is the GPU index or UINT32_MAX
+ * for a host counter.
+ */
+struct trace_metric {
+	uint64_t time;
+	double value;
+	uint32_t device;
+	uint32_t name_id;
+	uint32_t pid;
+	uint32_t flags;           /* reserved */
+};
+
+enum trace_drop_source {
+	TRACE_DROP_BUFFER = 1,    /* thread buffer pool exhausted */
+	TRACE_DROP_CUPTI = 2,     /* CUPTI reported dropped records */
+	TRACE_DROP_NVTX = 3,      /* unmatched pops or similar */
+	TRACE_DROP_WRITE = 4,     /* write errors */
+	TRACE_DROP_METRIC = 5,
+	TRACE_DROP__COUNT
+};
+
+/* Cumulative drop count of one source; the last entry of a stream wins. */
+struct trace_drops {
+	uint32_t pid;
+	uint32_t source;          /* enum trace_drop_source */
+	uint64_t count;
+};
+
+enum trace_capture_what {
+	TRACE_CAPTURE_START = 1,
+	TRACE_CAPTURE_STOP = 2,
+};
+
+struct trace_capture {
+	uint64_t time;
+	uint32_t pid;
+	uint32_t what;            /* enum trace_capture_what */
+};
+
+/* A warning the collector wants users to see ("CUDA tracing off: ..."). */
+struct trace_warning {
+	uint64_t time;
+	uint32_t pid;
+	uint32_t message_id;
+};
+
+/* Name of an event type ("kernel"), or NULL. Names are used by `dump --type`. */
+const char *trace_event_name(unsigned type);
+int trace_event_type_by_name(const char *name);
+/* Size of the fixed record of @type (without entry header), 0 if unknown. */
+size_t trace_record_size(unsigned type);
+const char *trace_osrt_name(unsigned func);
+const char *trace_copy_kind_name(unsigned kind);   /* "HtoD" ... */
+const char *trace_mem_kind_name(unsigned kind);    /* "pageable" ... */
+const char *trace_sync_type_name(unsigned type);
+const char *trace_drop_source_name(unsigned src);
+
+/* Round a record size up to the entry size used on disk. */
+static inline size_t trace_entry_size(size_t record_size)
+{
+	return (sizeof(struct trace_entry) + record_size + 7) & ~(size_t)7;
+}
+
+/*
+ * trace_buf - a growable buffer of entries, for writers that are not the
+ * injected collector (tests, importers' dumps, the merger, NVML replay).
+ */
+struct trace_buf {
+	unsigned char *data;
+	size_t len, alloc;
+};
+void trace_buf_add(struct trace_buf *b, unsigned type, const void *rec, size_t size);
+uint32_t trace_buf_add_string(struct trace_buf *b, uint32_t id, const char *s, size_t len);
+void trace_buf_release(struct trace_buf *b);
+
+/* Fill @hdr for a chunk of @payload (already compressed when flags say so). */
+void trace_chunk_header_fill(struct trace_chunk_header *hdr, unsigned type, unsigned flags,
+			     uint32_t stream, const void *payload, uint32_t stored_size,
+			     uint32_t raw_size);
+void trace_file_header_fill(struct trace_file_header *hdr, uint64_t features);
+
+/* ---- writer ---- */
+
+struct trace_writer {
+	int fd;
+	char *path;
+	uint64_t offset;
+	int level;                /* zstd level */
+	void *zctx;
+	unsigned char *zbuf;
+	size_t zcap;
+};
+
+/*
+ * trace_writer_open - create @path and write the file header.
+ * @excl: fail when the file exists (the no-overwrite rule of `profile`).
+ * Returns 0, or -1 after error().
+ */
+int trace_writer_open(struct trace_writer *w, const char *path, int excl);
+/* Wrap an already open fd (takes ownership); writes the header when @header. */
+int trace_writer_fdopen(struct trace_writer *w, int fd, const char *path, int header);
+/* Write one chunk, compressing with zstd when @compress; 0 or -1. */
+int trace_writer_chunk(struct trace_writer *w, unsigned type, uint32_t stream,
+		       const void *raw, size_t len, int compress);
+/* Write a chunk whose header and payload are already encoded (the merger). */
+int trace_writer_raw(struct trace_writer *w, const struct trace_chunk_header *hdr,
+		     const void *stored);
+/* fsync (when @sync) and close; 0 or -1. */
+int trace_writer_close(struct trace_writer *w, int sync);
+
+/* ---- streaming reader ---- */
+
+struct trace_chunk {
+	struct trace_chunk_header hdr;
+	uint64_t offset;          /* of the chunk header in the file */
+	const unsigned char *data; /* raw (decompressed) payload, owned by the reader */
+	size_t len;
+};
+
+struct trace_reader {
+	FILE *f;
+	char *path;
+	struct trace_file_header hdr;
+	uint64_t offset, file_size;
+	unsigned char *stored, *raw;
+	size_t stored_cap, raw_cap;
+	void *dctx;
+	/* what was skipped, for `info` and warnings */
+	uint64_t chunks_read, chunks_bad, chunks_unknown, bytes_skipped;
+	int truncated;
+	char first_problem[256];
+};
+
+/*
+ * trace_reader_open - open @path and check its header.  A file that is not
+ * a report or needs a newer reader fails with a one-line error naming the
+ * file.  Returns 0 or -1.
+ */
+int trace_reader_open(struct trace_reader *r, const char *path);
+/* Probe only: does @path start with the report magic?  1, 0, or -1 (I/O error, quiet). */
+int trace_is_report(const char *path);
+/*
+ * trace_reader_next - read the next whole, valid chunk into @c.
+ * Damaged chunks are skipped (resynchronising on the next chunk header) and
+ * counted; a truncated tail sets r->truncated.  Returns 1, 0 at end, -1 on
+ * an I/O error.
+ */
+int trace_reader_next(struct trace_reader *r, struct trace_chunk *c);
+void trace_reader_close(struct trace_reader *r);
+
+/*
+ * trace_entry_next - walk the entries of an EVENTS chunk.
+ * @pos: in/out offset into @data.  Sets *type, *rec (the record, zero-padded
+ * to the size this version knows, in @scratch when needed) and *size (the
+ * on-disk record size).  Returns 1, 0 at the end, -1 on a malformed entry.
+ */
+int trace_entry_next(const unsigned char *data, size_t len, size_t *pos, unsigned *type,
+		     const void **rec, size_t *size, void *scratch, size_t scratch_size);
+
+
+/*
+ * trace_merge - write the chunks of @n reports into one new report @out,
+ * renumbering streams so that every input stream stays its own stream.
+ * Damaged inputs contribute their whole chunks (with a warning); an input
+ * that is not a report is an error.  @excl as for trace_writer_open().
+ * Returns 0, or -1 after error() (the partial output is removed).
+ */
+int trace_merge(const char *out, const char *const *inputs, size_t n, int excl);
+
+/*
+ * trace_builder - write a whole report from ordinary code (tests, the NVML
+ * sampler, converters): strings are interned and defined on first use, and
+ * entries are written in compressed chunks of about 1 MiB.
+ */
+struct trace_builder {
+	struct trace_writer w;
+	struct trace_buf buf;
+	void *strings;            /* struct strtab */
+	uint32_t stream;
+	int failed;
+};
+
+int trace_builder_open(struct trace_builder *b, const char *path, int excl, uint32_t stream);
+/* The stream-local id of @s, defining it in the report on first use. */
+uint32_t trace_builder_str(struct trace_builder *b, const char *s);
+void trace_builder_add(struct trace_builder *b, unsigned type, const void *rec, size_t size);
+/* Write pending entries now (for a long-running writer); 0 or -1. */
+int trace_builder_flush(struct trace_builder *b);
+/* Flush, mark the stream ended (unless @crashed), close; 0 or -1. */
+int trace_builder_close(struct trace_builder *b, int crashed);
+
+#endif

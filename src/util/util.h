@@ -1,0 +1,118 @@
+/*
+ * util.h - small shared helpers: error reporting, checked allocation,
+ * growable arrays, string buffers, interned string tables, CRC-32C, clocks.
+ *
+ * Error discipline (after git's usage.c): library code reports with error(),
+ * which prints "error: ..." on stderr and returns -1, so call sites read
+ *   return error("cannot open '%s': %s", path, strerror(errno));
+ * Only main() and the x*alloc() wrappers exit.  Programmer mistakes are BUG().
+ * Message grammar: lower case, no final full stop, subject in quotes.
+ */
+#ifndef GS_UTIL_H
+#define GS_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define GS_UNUSED(x) ((void)(x))
+
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void bug_fn(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), noreturn));
+#define BUG(...) bug_fn(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Set the program name printed before messages ("gpuscope"); NULL for none. */
+void set_error_prefix(const char *prefix);
+/* When set, error() and warning() are silent (used by probes that try a format). */
+void set_error_quiet(int quiet);
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * ALLOC_GROW - make room for at least @nr elements in @x (capacity @alloc).
+ * As git's ALLOC_GROW: grows by 3/2, never shrinks.
+ */
+#define alloc_nr(x) (((x) + 16) * 3 / 2)
+#define ALLOC_GROW(x, nr, alloc)                                            \
+	do {                                                                \
+		if ((size_t)(nr) > (size_t)(alloc)) {                       \
+			if (alloc_nr(alloc) < (size_t)(nr))                 \
+				(alloc) = (nr);                             \
+			else                                                \
+				(alloc) = alloc_nr(alloc);                  \
+			(x) = xrealloc((x), (size_t)(alloc) * sizeof(*(x))); \
+		}                                                           \
+	} while (0)
+
+/* strbuf - a growable NUL-terminated byte buffer; owns buf. */
+struct strbuf {
+	size_t len, alloc;
+	char *buf;
+};
+#define STRBUF_INIT { 0, 0, NULL }
+void strbuf_grow(struct strbuf *sb, size_t extra);
+void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addch(struct strbuf *sb, int c);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+void strbuf_reset(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb);
+/* Append @s escaped as a JSON string body (no surrounding quotes). */
+void strbuf_add_json_str(struct strbuf *sb, const char *s);
+
+/*
+ * strtab - interned strings.  Id 0 is always the empty string, so a zeroed
+ * string reference reads as "".  Ids are dense (0..nr-1); strtab owns copies.
+ */
+struct strtab {
+	char **str;       /* id -> string */
+	uint32_t *len;
+	uint32_t nr, alloc;
+	uint32_t *slots;  /* open-addressing hash: id+1, 0 = empty */
+	uint32_t nslots;
+};
+void strtab_init(struct strtab *t);
+void strtab_release(struct strtab *t);
+uint32_t strtab_intern(struct strtab *t, const char *s);
+uint32_t strtab_intern_n(struct strtab *t, const char *s, size_t len);
+/* Returns the id of @s, or UINT32_MAX when it is not interned. */
+uint32_t strtab_find(const struct strtab *t, const char *s);
+static inline const char *strtab_get(const struct strtab *t, uint32_t id)
+{
+	return id < t->nr ? t->str[id] : "";
+}
+
+uint32_t crc32c(uint32_t crc, const void *data, size_t len);
+uint64_t hash_bytes(const void *data, size_t len); /* FNV-1a 64 */
+
+/* Clocks, in nanoseconds. */
+uint64_t now_mono_ns(void);     /* CLOCK_MONOTONIC: the clock of every report */
+uint64_t now_realtime_ns(void); /* CLOCK_REALTIME */
+
+/* Parse "1.5s", "200ms", "10us", "5ns", "3" (seconds by default) into ns. */
+int parse_duration_ns(const char *s, uint64_t *out, const char *default_unit);
+/* Format @ns with an auto unit into @buf ("12.3 ms"). */
+const char *fmt_duration(char *buf, size_t n, double ns);
+/* Format a byte count ("4.0 MiB"). */
+const char *fmt_bytes(char *buf, size_t n, double bytes);
+
+/*
+ * Flush and check stdout at exit; a closed pipe or full disk becomes an
+ * error with exit status 1 (git's run_builtin).  Returns 0 or -1.
+ */
+int finish_stdout(void);
+/* fclose() @f and report a write error for @path; returns 0 or -1. */
+int close_checked(FILE *f, const char *path);
+
+#endif

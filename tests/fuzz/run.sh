@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Run every fuzz target for a bounded time on its corpus in tests/fuzz/corpus/<name>/.
+# usage: run.sh BUILD_DIR SECONDS   (SECONDS is split over the targets)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+b=$1; secs=$2
+targets=("$b"/fuzz/fuzz_*)
+[ -e "${targets[0]}" ] || { echo "no fuzz targets built in $b/fuzz"; exit 1; }
+per=$(( secs / ${#targets[@]} )); [ $per -lt 5 ] && per=5
+status=0
+for t in "${targets[@]}"; do
+  name=$(basename "$t"); name=${name#fuzz_}
+  corpus=tests/fuzz/corpus/$name
+  mkdir -p "$corpus"
+  work=$(mktemp -d)
+  echo "fuzzing $name for ${per}s (corpus $corpus: $(ls "$corpus" | wc -l) files)"
+  if ! "$t" -max_total_time="$per" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+       -artifact_prefix="$work/" -print_final_stats=0 "$work" "$corpus" >"$work/log" 2>&1; then
+    echo "fuzz target $name failed:"; tail -40 "$work/log"; status=1
+    cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* . 2>/dev/null || true
+  else
+    grep -E '^(#[0-9]+|Done)' "$work/log" | tail -1
+  fi
+  rm -rf "$work"
+done
+exit $status

@@ -1,0 +1,359 @@
+/*
+ * test_trace.c - the report format: round trip, damage, versions, merge.
+ */
+#include "gstest.h"
+#include "model/model.h"
+#include "trace/trace.h"
+#include "util/util.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *tmp(const char *name)
+{
+	static char buf[8][512];
+	static int k;
+	k = (k + 1) % 8;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", gstest_tmpdir(), name);
+	return buf[k];
+}
+
+/* A small report with one process, two kernels, an NVTX range and a start/end pair. */
+static void write_small(const char *path, uint32_t stream, uint32_t pid, int chunks)
+{
+	struct trace_builder b;
+	struct trace_process p = { 0 };
+	struct trace_kernel k = { 0 };
+	struct trace_nvtx_range r = { 0 };
+	struct trace_nvtx_end e = { 0 };
+
+	CHECK(trace_builder_open(&b, path, 1, stream) == 0);
+	p.pid = pid;
+	p.ppid = 1;
+	p.cmdline_id = trace_builder_str(&b, "./app --flag");
+	p.start_mono_ns = 1000;
+	trace_builder_add(&b, TRACE_EV_PROCESS, &p, sizeof(p));
+	for (int i = 0; i < 2; i++) {
+		k.start = 2000 + (uint64_t)i * 1000;
+		k.end = k.start + 500;
+		k.pid = pid;
+		k.device = 0;
+		k.stream = 7;
+		k.grid[0] = 132;
+		k.block[0] = 256;
+		k.name_id = trace_builder_str(&b, i ? "gemm" : "relu");
+		trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+		if (chunks)
+			trace_builder_flush(&b);
+	}
+	r.start = 1500;
+	r.end = 4000;
+	r.pid = pid;
+	r.tid = pid;
+	r.kind = TRACE_NVTX_PUSHPOP;
+	r.name_id = trace_builder_str(&b, "step");
+	trace_builder_add(&b, TRACE_EV_NVTX_RANGE, &r, sizeof(r));
+	/* start/end range from thread pid+1, ended on thread pid+2 */
+	memset(&r, 0, sizeof(r));
+	r.start = 1600;
+	r.pid = pid;
+	r.tid = pid + 1;
+	r.kind = TRACE_NVTX_STARTEND;
+	r.range_id = 42;
+	r.name_id = trace_builder_str(&b, "load batch");
+	trace_builder_add(&b, TRACE_EV_NVTX_RANGE, &r, sizeof(r));
+	e.range_id = 42;
+	e.end = 3600;
+	e.tid = pid + 2;
+	trace_builder_add(&b, TRACE_EV_NVTX_END, &e, sizeof(e));
+	CHECK(trace_builder_close(&b, 0) == 0);
+}
+
+static void test_roundtrip(void)
+{
+	const char *path = tmp("a.gpuscope");
+	struct model m;
+
+	write_small(path, 0, 100, 1);
+	if (getenv("GS_SEED_DIR")) { /* seeds the fuzz corpus with real writer output */
+		char cmd[1024];
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s/small.gpuscope'", path, getenv("GS_SEED_DIR"));
+		CHECK(system(cmd) == 0);
+	}
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.procs.n, 1);
+	CHECK_EQ_U64(m.procs.v[0].pid, 100);
+	CHECK(m.procs.v[0].ended);
+	CHECK_STR(model_str(&m, m.procs.v[0].cmdline_id), "./app --flag");
+	CHECK_EQ_U64(m.kernels.n, 2);
+	CHECK_STR(model_str(&m, m.kernels.v[0].name_id), "relu");
+	CHECK_STR(model_str(&m, m.kernels.v[1].name_id), "gemm");
+	CHECK_EQ_U64(m.kernels.v[1].start, 3000);
+	CHECK_EQ_U64(m.kernels.v[0].grid[0], 132);
+	CHECK_EQ_U64(m.nvtx.n, 2);
+	CHECK_STR(model_str(&m, m.nvtx.v[0].name_id), "step");
+	CHECK_STR(model_str(&m, m.nvtx.v[1].name_id), "load batch");
+	CHECK_EQ_U64(m.nvtx.v[1].end, 3600);
+	CHECK_EQ_U64(m.nvtx.v[1].end_tid, 102);
+	CHECK_EQ_U64(m.nvtx_open, 0);
+	CHECK_EQ_U64(m.t_min, 1500);
+	CHECK_EQ_U64(m.t_max, 4000);
+	CHECK_EQ_U64(m.nr_warnings, 0);
+	CHECK(m.has & MODEL_HAS_CUDA);
+	CHECK(m.has & MODEL_HAS_NVTX);
+	CHECK(!(m.has & MODEL_HAS_OSRT));
+	model_release(&m);
+}
+
+static void test_no_overwrite(void)
+{
+	const char *path = tmp("b.gpuscope");
+	struct trace_writer w;
+
+	write_small(path, 0, 1, 0);
+	set_error_quiet(1);
+	CHECK(trace_writer_open(&w, path, 1) < 0);
+	set_error_quiet(0);
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) ? -1 : st.st_size;
+}
+
+static void test_truncated_keeps_whole_chunks(void)
+{
+	const char *path = tmp("t.gpuscope");
+	struct model m;
+	off_t size;
+
+	write_small(path, 0, 5, 1); /* kernels in separate chunks */
+	size = file_size(path);
+	/* cut into the last chunk(s): drop the stream-end marker and some bytes */
+	CHECK(truncate(path, size - TRACE_CHUNK_HEADER_SIZE - 10) == 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK(m.truncated);
+	CHECK_EQ_U64(m.kernels.n, 2);    /* both kernel chunks were whole */
+	CHECK(m.nr_warnings >= 1);
+	CHECK_CONTAINS(m.warnings[0], "damaged");
+	CHECK(!m.procs.v[0].ended);
+	model_release(&m);
+}
+
+static void test_corrupt_chunk_is_skipped(void)
+{
+	const char *path = tmp("c.gpuscope");
+	struct model m;
+	int fd;
+	unsigned char byte;
+	off_t off = TRACE_HEADER_SIZE + TRACE_CHUNK_HEADER_SIZE + 3; /* inside 1st payload */
+
+	write_small(path, 0, 5, 1);
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK(pread(fd, &byte, 1, off) == 1);
+	byte ^= 0xff;
+	CHECK(pwrite(fd, &byte, 1, off) == 1);
+	close(fd);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.chunks_bad, 1);
+	CHECK_EQ_U64(m.kernels.n, 1); /* the first chunk (process + relu) is gone */
+	CHECK_STR(model_str(&m, m.kernels.v[0].name_id), "gemm");
+	CHECK(m.nr_warnings >= 1);
+	model_release(&m);
+}
+
+static void test_corrupt_header_resyncs(void)
+{
+	const char *path = tmp("h.gpuscope");
+	struct model m;
+	int fd;
+	unsigned char junk[4] = { 1, 2, 3, 4 };
+
+	write_small(path, 0, 5, 1);
+	fd = open(path, O_RDWR);
+	CHECK(pwrite(fd, junk, 4, TRACE_HEADER_SIZE) == 4); /* smash the first chunk's magic */
+	close(fd);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.chunks_bad, 1);
+	CHECK_EQ_U64(m.kernels.n, 1);
+	model_release(&m);
+}
+
+static void test_not_a_report(void)
+{
+	const char *path = tmp("x.txt");
+	FILE *f = fopen(path, "w");
+	struct model m;
+
+	fputs("hello world, this is not a report at all\n", f);
+	fclose(f);
+	model_init(&m);
+	set_error_quiet(1);
+	CHECK(model_load_report(&m, path) < 0);
+	CHECK(model_load_report(&m, tmp("missing.gpuscope")) < 0);
+	set_error_quiet(0);
+	model_release(&m);
+}
+
+static void test_newer_version_rejected(void)
+{
+	const char *path = tmp("v.gpuscope");
+	struct trace_file_header h;
+	int fd;
+	struct model m;
+
+	write_small(path, 0, 5, 0);
+	fd = open(path, O_RDWR);
+	CHECK(pread(fd, &h, sizeof(h), 0) == sizeof(h));
+	h.version = TRACE_VERSION + 5;
+	h.min_reader = TRACE_VERSION + 3;
+	h.header_crc = crc32c(0, &h, offsetof(struct trace_file_header, header_crc));
+	CHECK(pwrite(fd, &h, sizeof(h), 0) == sizeof(h));
+	close(fd);
+	model_init(&m);
+	set_error_quiet(1);
+	CHECK(model_load_report(&m, path) < 0);
+	set_error_quiet(0);
+	model_release(&m);
+}
+
+static void test_unknown_chunks_and_entries_skipped(void)
+{
+	const char *path = tmp("u.gpuscope");
+	struct trace_writer w;
+	struct trace_buf buf = { 0 };
+	struct trace_kernel k = { 0 };
+	unsigned char future[40] = { 0 };
+	struct model m;
+
+	CHECK(trace_writer_open(&w, path, 1) == 0);
+	CHECK(trace_writer_chunk(&w, 77, 0, "future stuff", 12, 0) == 0);
+	trace_buf_add(&buf, 250, future, sizeof(future));   /* unknown entry type */
+	k.start = 10;
+	k.end = 20;
+	trace_buf_add(&buf, TRACE_EV_KERNEL, &k, 40);       /* an older, shorter kernel record */
+	trace_buf_add(&buf, TRACE_EV_KERNEL, &k, sizeof(k) + 16); /* a newer, longer one */
+	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 0, buf.data, buf.len, 1) == 0);
+	CHECK(trace_writer_close(&w, 0) == 0);
+	trace_buf_release(&buf);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.kernels.n, 2);
+	CHECK_EQ_U64(m.kernels.v[0].end, 20);
+	CHECK_EQ_U64(m.kernels.v[0].grid[0], 0);
+	model_release(&m);
+}
+
+static void test_merge_keeps_streams_apart(void)
+{
+	const char *a = tmp("m1.gpuscope"), *b = tmp("m2.gpuscope"), *out = tmp("m.gpuscope");
+	const char *in[2] = { a, b };
+	struct model m;
+
+	write_small(a, 0, 10, 1);
+	write_small(b, 0, 20, 0); /* same stream id and same string ids, other strings order */
+	CHECK(trace_merge(out, in, 2, 1) == 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, out) == 0);
+	CHECK_EQ_U64(m.procs.n, 2);
+	CHECK_EQ_U64(m.kernels.n, 4);
+	CHECK_EQ_U64(m.nvtx.n, 4);
+	CHECK_EQ_U64(m.nvtx_open, 0); /* start/end ids joined within their own stream */
+	for (size_t i = 0; i < m.kernels.n; i++) {
+		const char *n = model_str(&m, m.kernels.v[i].name_id);
+		CHECK(!strcmp(n, "relu") || !strcmp(n, "gemm"));
+	}
+	model_release(&m);
+}
+
+static void test_string_defined_after_use(void)
+{
+	const char *path = tmp("late.gpuscope");
+	struct trace_writer w;
+	struct trace_buf buf = { 0 };
+	struct trace_kernel k = { 0 };
+	struct model m;
+
+	k.start = 1;
+	k.end = 2;
+	k.name_id = 9;
+	trace_buf_add(&buf, TRACE_EV_KERNEL, &k, sizeof(k));
+	CHECK(trace_writer_open(&w, path, 1) == 0);
+	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 3, buf.data, buf.len, 1) == 0);
+	buf.len = 0;
+	trace_buf_add_string(&buf, 9, "late_kernel", 11);
+	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 3, buf.data, buf.len, 0) == 0);
+	CHECK(trace_writer_close(&w, 0) == 0);
+	trace_buf_release(&buf);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_STR(model_str(&m, m.kernels.v[0].name_id), "late_kernel");
+	model_release(&m);
+}
+
+static void test_intervals(void)
+{
+	struct interval_set a = { 0 }, b = { 0 }, g = { 0 };
+
+	ivset_add(&a, 10, 20);
+	ivset_add(&a, 15, 30);
+	ivset_add(&a, 50, 60);
+	ivset_add(&a, 5, 8);
+	CHECK_EQ_U64(ivset_total(&a), 3 + 20 + 10);
+	CHECK_EQ_U64(a.n, 3);
+	CHECK_EQ_U64(ivset_overlap(&a, 0, 100), 33);
+	CHECK_EQ_U64(ivset_overlap(&a, 25, 55), 10);
+	ivset_add(&b, 0, 12);
+	ivset_add(&b, 55, 100);
+	CHECK_EQ_U64(ivset_intersect_total(&a, &b), 3 + 2 + 5);
+	ivset_gaps(&a, 0, 70, &g);
+	CHECK_EQ_U64(g.n, 4); /* [0,5) [8,10) [30,50) [60,70) */
+	CHECK_EQ_U64(ivset_total(&g), 5 + 2 + 20 + 10);
+	ivset_release(&a);
+	ivset_release(&b);
+	ivset_release(&g);
+}
+
+static void test_clip(void)
+{
+	const char *path = tmp("clip.gpuscope");
+	struct model m;
+
+	write_small(path, 0, 5, 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	model_clip(&m, 2600, 10000);
+	CHECK_EQ_U64(m.kernels.n, 1);
+	CHECK_STR(model_str(&m, m.kernels.v[0].name_id), "gemm");
+	CHECK(m.has & MODEL_HAS_CUDA);
+	model_release(&m);
+}
+
+static const struct gstest tests[] = {
+	GSTEST(test_roundtrip),
+	GSTEST(test_no_overwrite),
+	GSTEST(test_truncated_keeps_whole_chunks),
+	GSTEST(test_corrupt_chunk_is_skipped),
+	GSTEST(test_corrupt_header_resyncs),
+	GSTEST(test_not_a_report),
+	GSTEST(test_newer_version_rejected),
+	GSTEST(test_unknown_chunks_and_entries_skipped),
+	GSTEST(test_merge_keeps_streams_apart),
+	GSTEST(test_string_defined_after_use),
+	GSTEST(test_intervals),
+	GSTEST(test_clip),
+	{ 0 },
+};
+
+int main(int argc, char **argv)
+{
+	return gstest_main(argc, argv, tests);
+}
