@@ -1,0 +1,73 @@
+/*
+ * analyze.h - the rules of `gpuscope analyze` and their findings.
+ *
+ * Each rule is one file, src/analyze/rule_<name>.c, registered in one table
+ * (rules.c) with its id, title and default thresholds (docs/rules.md).  A
+ * rule reads the model and adds findings: what holds the program back, the
+ * evidence (times, counts, names: enough to find it on a timeline), the
+ * estimated gain with the formula in words, and a recommendation.
+ */
+#ifndef GS_ANALYZE_H
+#define GS_ANALYZE_H
+
+#include <stdio.h>
+
+#include "../model/model.h"
+
+enum finding_severity {
+	SEV_INFO = 0,
+	SEV_WARNING = 1,
+	SEV_CRITICAL = 2,
+};
+
+struct finding {
+	const char *id;            /* rule id, kebab-case: "gpu-starvation", "launch-bound" ... */
+	char *title;               /* specific one-line title */
+	int severity;              /* enum finding_severity */
+	double gain;               /* estimated gain: fraction of the analysed wall time, 0..1 */
+	char *gain_formula;        /* how the gain was estimated, in words */
+	char *evidence;            /* lines of evidence, '\n'-separated */
+	char *recommendation;
+	struct interval *where;    /* time windows to look at on a timeline (owned) */
+	size_t nwhere;
+};
+
+struct analyze_summary {
+	double wall_s;             /* analysed span */
+	double gpu_busy, gpu_idle; /* fractions of wall time, 0..1 (-1 when no GPU data) */
+	double step_period_s;      /* detected period or --step range median; 0 when none */
+	size_t gaps;               /* GPU idle gaps counted by the starvation rule */
+	double gap_median_s;
+	char *step_source;         /* "nvtx range 'step'", "periodic idle gaps", or NULL */
+};
+
+struct analyze_result {
+	struct analyze_summary summary;
+	struct finding *findings;  /* sorted by gain, largest first */
+	size_t n, alloc;
+	char **notes;              /* what the input lacks, said once ("no OS-runtime data ...") */
+	size_t nnotes, alloc_notes;
+};
+
+struct analyze_opts {
+	uint64_t start, end;       /* absolute window; 0/0 = all */
+	const char *nvtx;          /* analyse the instances of this NVTX range */
+	const char *step;          /* NVTX range that marks one step, or NULL to detect */
+	const char *const *set;    /* threshold overrides "rule.key=value", NULL-terminated, or NULL */
+};
+
+/* The rule ids, NULL-terminated. */
+const char *const *analyze_rule_ids(void);
+
+/*
+ * analyze_run - run every rule over @m.  Returns 0, or -1 after error() on
+ * bad options (an unknown threshold name, say).  @r is initialised here.
+ */
+int analyze_run(const struct model *m, const struct analyze_opts *o, struct analyze_result *r);
+void analyze_result_release(struct analyze_result *r);
+
+/* Print as text or as the documented JSON schema (docs/rules.md); 0 or -1. */
+int analyze_print_text(FILE *f, const struct model *m, const struct analyze_result *r);
+int analyze_print_json(FILE *f, const struct model *m, const struct analyze_result *r);
+
+#endif
