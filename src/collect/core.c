@@ -943,7 +943,7 @@ static void *writer_main(void *arg)
 
 	(void)arg;
 	cl_mark_internal_thread();
-	cl_writer_tid = cl_tid();
+	__atomic_store_n(&cl_writer_tid, cl_tid(), __ATOMIC_RELEASE);
 	while (!atomic_load(&finished)) {
 		struct timespec ts;
 		uint64_t ns = busy ? 1000000u : cl_config.flush_ns;
@@ -970,6 +970,11 @@ static int writer_start(void)
 	if (!create || create(&writer_th, NULL, writer_main, NULL))
 		return -1;
 	writer_running = 1;
+	/* publish the writer's tid before the CPU sampler starts listing threads */
+	for (int i = 0; i < 1000 && !__atomic_load_n(&cl_writer_tid, __ATOMIC_ACQUIRE); i++) {
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
 	return 0;
 }
 
@@ -1253,6 +1258,7 @@ static void atfork_child(void)
 	part_seq = 0;
 	stage_len = 0;
 	writer_running = 0;
+	cl_writer_tid = 0;
 	exec_locked = 0;
 	atomic_fetch_add(&str_gen, 1);
 	cl_cpusample_atfork_child();
@@ -1349,6 +1355,7 @@ out:
 	return cl_config.enabled ? 0 : -1;
 }
 
+#ifndef CL_NO_CTOR /* unit tests call cl_init() and cl_final() themselves */
 __attribute__((constructor)) static void cl_ctor(void)
 {
 	cl_init();
@@ -1358,3 +1365,4 @@ __attribute__((destructor)) static void cl_dtor(void)
 {
 	cl_final();
 }
+#endif
