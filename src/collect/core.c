@@ -86,6 +86,7 @@ static pthread_key_t thread_key;
 static _Atomic uint32_t my_pid;
 static struct trace_writer part;
 static int part_open;
+_Atomic int cl_part_fd = -1;
 static unsigned part_seq;
 static _Atomic uint32_t wlock;          /* tid of the holder, 0 = free */
 static _Atomic int finished;            /* stream ended: nothing more is written */
@@ -941,9 +942,18 @@ static int part_start(void)
 		if (errno != EEXIST || part_seq > 100000)
 			return -1;
 	}
+	{
+		/* out of the way of programs that reuse low descriptors */
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 700);
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+	}
 	if (trace_writer_fdopen(&part, fd, path, 1) < 0)
 		return -1;
 	part_open = 1;
+	atomic_store(&cl_part_fd, fd);
 
 	memset(&p, 0, sizeof(p));
 	p.pid = cl_pid();
@@ -1286,6 +1296,7 @@ static void stream_end(void)
 	writer_pass();
 	if (part_open) {
 		trace_writer_chunk(&part, TRACE_CHUNK_STREAM_END, 0, NULL, 0, 0);
+		atomic_store(&cl_part_fd, -1);
 		trace_writer_close(&part, 0);
 		part_open = 0;
 	}
@@ -1405,6 +1416,7 @@ static void atfork_child(void)
 		reg_head = t;
 	}
 	if (part_open) {
+		atomic_store(&cl_part_fd, -1);
 		close(part.fd);
 		part.fd = -1;
 		part_open = 0;

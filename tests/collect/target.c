@@ -15,7 +15,7 @@
  * mark NAME                     one mark and one range NAME
  * capture                       ranges warmup x2, profile{inner x3} x2, after x2
  * timed                         a mark "t" every 10 ms for 600 ms, payload = ms since start
- * osrt                          nanosleep 5 ms x3 and 100 us x20
+ * osrt                          nanosleep 40 ms x3 and 100 us x20
  * names                         threads named from inside, from outside and by NVTX
  * nvtx-api                      every NVTX call variant, for the dump test
  */
@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 		return 0;
 	} else if (!strcmp(mode, "osrt")) {
 		for (int i = 0; i < 3; i++)
-			sleep_ns(5000000);
+			sleep_ns(40000000);
 		for (int i = 0; i < 20; i++)
 			sleep_ns(100000);
 		return 0;
