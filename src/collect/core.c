@@ -1186,7 +1186,7 @@ static void raw_chunk(unsigned type, const void *payload, size_t n)
 
 /*
  * Write every block's unflushed bytes as raw chunks, with write() only.
- * Waits up to 300 ms for a writer that is in the middle of a chunk.
+ * Waits up to 2 s for a writer that is in the middle of a chunk.
  */
 static void crash_flush(int clean)
 {
@@ -1200,7 +1200,7 @@ static void crash_flush(int clean)
 		if (atomic_compare_exchange_strong(&wlock, &expect, me) || expect == me)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > 300000000L)
+		if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > 2000000000L)
 			break;
 		struct timespec ts = { 0, 1000000 };
 		syscall(SYS_nanosleep, &ts, NULL);
