@@ -88,6 +88,7 @@ static struct trace_writer part;
 static int part_open;
 _Atomic int cl_part_fd = -1;
 static unsigned part_seq;
+static int cl_zstd_level = 1;
 static _Atomic uint32_t wlock;          /* tid of the holder, 0 = free */
 static _Atomic int finished;            /* stream ended: nothing more is written */
 static _Atomic int child_pending;       /* 1: forked child, part not started; 2: starting */
@@ -402,6 +403,11 @@ static void config_read(void)
 	cl_config.flush_ns = env_u64("GPUSCOPE_FLUSH_MS", 50) * 1000000u;
 	if (cl_config.flush_ns < 1000000u)
 		cl_config.flush_ns = 1000000u;
+	{
+		const char *z = getenv("GPUSCOPE_ZSTD_LEVEL");
+		if (z && *z)
+			cl_zstd_level = atoi(z);
+	}
 	cl_config.buffer_bytes = (size_t)env_u64("GPUSCOPE_BUFFER_KB", 1024) << 10;
 	if (cl_config.buffer_bytes < (64u << 10))
 		cl_config.buffer_bytes = 64u << 10;
@@ -952,6 +958,7 @@ static int part_start(void)
 	}
 	if (trace_writer_fdopen(&part, fd, path, 1) < 0)
 		return -1;
+	part.level = cl_zstd_level;
 	part_open = 1;
 	atomic_store(&cl_part_fd, fd);
 
