@@ -724,16 +724,34 @@ void *cl_reserve(unsigned type, size_t size)
 	}
 	if (esize > 65528)
 		return NULL;
+	if (t && t != CL_DEAD) {
+		/*
+		 * Claim the thread's buffer before looking at it: a hook in a
+		 * signal handler that interrupts this reservation finds it
+		 * claimed and drops its record, and one that ran before the
+		 * claim has finished by the time we read t->pos.
+		 */
+		if (t->pending) {
+			cl_add_drops(TRACE_DROP_BUFFER, 1);
+			return NULL;
+		}
+		t->pending = esize;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
 	if (__builtin_expect(!t || t == CL_DEAD || !t->data || t->pos + esize > t->cap, 0)) {
 		t = reserve_slow(esize);
-		if (!t)
+		if (!t) {
+			t = cl_self;
+			if (t && t != CL_DEAD)
+				t->pending = 0;
 			return NULL;
+		}
+		t->pending = esize;
 	}
 	e = (struct trace_entry *)(t->data + t->pos);
 	memset(e, 0, esize);
 	e->type = (uint16_t)type;
 	e->size = (uint16_t)esize;
-	t->pending = esize;
 	return e + 1;
 }
 
@@ -742,8 +760,9 @@ void cl_commit(void)
 	struct cl_thread *t = cl_self;
 
 	t->pos += t->pending;
-	t->pending = 0;
 	atomic_store_explicit(&t->blk->used, t->pos, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->pending = 0;
 }
 
 /* ---- strings ---- */
