@@ -467,11 +467,19 @@ static int pool_init(void)
 {
 	size_t bs = cl_config.buffer_bytes;
 
-	nblocks_max = cl_config.max_buffer_bytes / bs;
-	pool_base = mmap(NULL, nblocks_max * bs, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (pool_base == MAP_FAILED)
-		return -1;
+	/*
+	 * Reserve address space only; with overcommit off (a strict commit
+	 * limit) a large reservation can fail: settle for less, down to 4 blocks.
+	 */
+	for (nblocks_max = cl_config.max_buffer_bytes / bs;; nblocks_max /= 2) {
+		pool_base = mmap(NULL, nblocks_max * bs, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (pool_base != MAP_FAILED)
+			break;
+		if (nblocks_max / 2 < 4)
+			return -1;
+	}
+	cl_config.max_buffer_bytes = nblocks_max * bs;
 	blocks = mmap(NULL, nblocks_max * sizeof(*blocks), PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (blocks == MAP_FAILED) {
