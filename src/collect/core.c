@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -1140,6 +1141,7 @@ static void *writer_main(void *arg)
 
 	(void)arg;
 	cl_mark_internal_thread();
+	prctl(PR_SET_NAME, "gpuscope-write", 0, 0, 0);
 	__atomic_store_n(&cl_writer_tid, cl_tid(), __ATOMIC_RELEASE);
 	while (!atomic_load(&finished)) {
 		struct timespec ts;
