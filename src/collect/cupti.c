@@ -19,8 +19,9 @@
  * trivial calls PyTorch makes several times per kernel cost nothing.
  * GPUSCOPE_CUDA_ALL_APIS=1 enables every runtime and driver API.  The
  * internal knob GPUSCOPE_CUPTI_API_MODE=callback records the same APIs from
- * per-callback-id callbacks instead (kept to measure which is cheaper; see
- * bench/overhead).
+ * per-callback-id callbacks instead, and =off records none; with
+ * GPUSCOPE_CUPTI_KINDS=kernel only kernels are traced (knobs to measure
+ * where the overhead goes; see bench/overhead).
  *
  * Failure to start (no libcupti, no driver, another CUPTI client) is one
  * cl_warning("CUDA tracing off: ...") and nothing else: the CPU side goes on.
@@ -59,6 +60,8 @@ static struct cupti_api cu;
 static CUpti_SubscriberHandle cu_sub;
 static atomic_int cu_state;
 static int cu_callback_mode;        /* API records from callbacks, not activity */
+static int cu_api_off;              /* GPUSCOPE_CUPTI_API_MODE=off: no API records */
+static int cu_kinds_min;            /* GPUSCOPE_CUPTI_KINDS=kernel: kernels only */
 static size_t cu_buffer_bytes = 4u << 20;
 static unsigned cu_flush_ms = 250;
 
@@ -597,6 +600,8 @@ static int cupti_start(char *why, size_t n)
 	if (cupti_load(&cu, why, n) < 0)
 		return -1;
 	cu_callback_mode = mode && !strcmp(mode, "callback");
+	cu_api_off = mode && !strcmp(mode, "off");
+	cu_kinds_min = getenv("GPUSCOPE_CUPTI_KINDS") && !strcmp(getenv("GPUSCOPE_CUPTI_KINDS"), "kernel");
 	cu_buffer_bytes = (size_t)env_uint("GPUSCOPE_CUPTI_BUFFER_KB", 4096, 64, 1u << 20) << 10;
 	cu_flush_ms = env_uint("GPUSCOPE_CUPTI_FLUSH_MS", 250, 10, 60000);
 
@@ -638,6 +643,9 @@ static int cupti_start(char *why, size_t n)
 	}
 	atomic_store(&cu_state, CUPTI_ON);
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (cu_kinds_min && kinds[i] != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+		    kinds[i] != CUPTI_ACTIVITY_KIND_DEVICE && kinds[i] != CUPTI_ACTIVITY_KIND_CONTEXT)
+			continue;
 		r = cu.ActivityEnable(kinds[i]);
 		if (r != CUPTI_SUCCESS && kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 			snprintf(why, n, "cannot trace kernels (%s)", cupti_result_name(&cu, r));
@@ -646,7 +654,9 @@ static int cupti_start(char *why, size_t n)
 			return -1;
 		}
 	}
-	if (cl_config.cuda_all_apis) {
+	if (cu_api_off) {
+		/* measurement knob: no API records at all */
+	} else if (cl_config.cuda_all_apis) {
 		cu.ActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
 		cu.ActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
 	} else {
