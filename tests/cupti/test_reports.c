@@ -92,7 +92,7 @@ static void test_basic(void)
 		CHECK_EQ_U64(d->sm_count, 132);
 		CHECK_EQ_U64(d->cc_major, 9);
 		CHECK_EQ_U64(d->cc_minor, 0);
-		CHECK_EQ_U64(d->global_mem, 150109880320ull);   /* as CUPTI reports it *//
+		CHECK_EQ_U64(d->global_mem, 150109880320ull);   /* as CUPTI reports it */
 		CHECK(d->pci_bus != 0 || d->pci_device != 0);
 	}
 	CHECK_EQ_U64(total_drops(&m), 0);
