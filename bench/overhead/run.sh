@@ -6,7 +6,8 @@
 #            c) torchvision ResNet-50 training step, batch 64, cudnn.benchmark off.
 # Configurations: none, gpuscope (gpuscope profile), torchprof (torch.profiler
 # CPU+CUDA; b and c only), floor (bare CUPTI kernels-only injection, floor.so);
-# gpuscope_cb (API records from callbacks instead of activity records) on request.
+# gpuscope_cb (API records from callbacks instead of activity records) on request,
+# and any variant "gpuscope+ENV=VALUE+--profile-option..." (to find where overhead goes).
 # Runs alternate (the order rotates every round), ROUNDS of each; medians.
 # Also: bytes of report per kernel, gpuscope vs torch.profiler JSON (workload b).
 #
@@ -62,12 +63,21 @@ run_one() {   # workload config round -> prints the metric
 	case $c in
 	none|torchprof) timeout 300 "${cmd[@]}" >"$out" 2>&1 ;;
 	floor) CUDA_INJECTION64_PATH=$FLOOR timeout 300 "${cmd[@]}" >"$out" 2>&1 ;;
-	gpuscope|gpuscope_cb)
+	gpuscope*)
+		# variants: gpuscope+ENV=VALUE+--profile-option...
+		local -a opts=() envs=()
+		local item
+		IFS=+ read -r -a items <<<"$c"
+		for item in "${items[@]:1}"; do
+			case $item in
+			--*) opts+=("$item") ;;
+			*=*) envs+=("$item") ;;
+			esac
+		done
+		[ "$c" = gpuscope_cb ] && envs+=(GPUSCOPE_CUPTI_API_MODE=callback)
 		rm -f "$tmp/rep_$w.gpuscope" "$tmp/rep_$w"
-		if [ "$c" = gpuscope_cb ]; then export GPUSCOPE_CUPTI_API_MODE=callback; fi
-		timeout 300 "$GPUSCOPE" profile -o "$tmp/rep_$w" -- "${cmd[@]}" >"$out" 2>&1
+		env "${envs[@]}" timeout 300 "$GPUSCOPE" profile "${opts[@]}" -o "$tmp/rep_$w" -- "${cmd[@]}" >"$out" 2>&1
 		rc=$?
-		unset GPUSCOPE_CUPTI_API_MODE
 		[ "$rc" = 0 ] || { echo "gpuscope run failed ($w): $(tail -3 "$out")" >&2; return 1; }
 		if [ "$r" = 1 ] && [ "$c" = gpuscope ]; then
 			for f in "$tmp/rep_$w.gpuscope" "$tmp/rep_$w"; do
@@ -130,7 +140,7 @@ title = {"a": "a) %s empty kernel launches" % launches,
          "b": "b) PyTorch 20 x (256x256 matmul + GELU)",
          "c": "c) ResNet-50 training step, batch 64"}
 target = {"a": ("abs_us", 1.0), "b": ("pct", 10.0), "c": ("pct", 2.0)}
-lines = ["# Collection overhead (%s, %s rounds, medians)" % (datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), rounds), "",
+lines = ["# Collection overhead (%s, %s rounds, medians)" % (datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), rounds), "",
          "| workload | config | runs | median | all runs | overhead vs none | target |",
          "|---|---|---|---|---|---|---|"]
 for w in "abc":
@@ -141,7 +151,8 @@ for w in "abc":
     if not vals:
         continue
     base = statistics.median(vals["none"]) if "none" in vals else None
-    for c in ["none", "gpuscope", "gpuscope_cb", "floor", "torchprof"]:
+    order = ["none", "gpuscope"] + sorted(c for c in vals if c not in ("none", "gpuscope", "floor", "torchprof")) + ["floor", "torchprof"]
+    for c in order:
         if c not in vals:
             continue
         med = statistics.median(vals[c])

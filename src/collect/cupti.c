@@ -8,20 +8,23 @@
  * callbacks we need (cudaProfilerStart/Stop, device reset, context
  * teardown).  No CUDA call is ever made from here or from a callback.
  *
- * Records reach us in CUPTI activity buffers, on CUPTI's worker thread or
- * inside cuptiActivityFlushAll (our flusher thread every
- * GPUSCOPE_CUPTI_FLUSH_MS, and the exit path).  Each record is converted by
- * the pure functions of cupti_convert.c and committed to the delivering
- * thread's collector buffer.
+ * GPU records reach us in CUPTI activity buffers, handed over on CUPTI's
+ * worker thread or inside cuptiActivityFlushAll.  The buffer callback only
+ * queues them; our worker thread converts each record with the pure
+ * functions of cupti_convert.c into the collector's buffers, and every
+ * GPUSCOPE_CUPTI_FLUSH_MS (1 s) asks CUPTI for partly filled buffers.  The
+ * exit path forces a last flush and converts what is left.
  *
- * API records: by default only the APIs of cupti_api_keep() are enabled, one
- * callback id at a time (cuptiActivityEnableRuntimeApi/DriverApi), so the
- * trivial calls PyTorch makes several times per kernel cost nothing.
- * GPUSCOPE_CUDA_ALL_APIS=1 enables every runtime and driver API.  The
- * internal knob GPUSCOPE_CUPTI_API_MODE=callback records the same APIs from
- * per-callback-id callbacks instead, and =off records none; with
- * GPUSCOPE_CUPTI_KINDS=kernel only kernels are traced (knobs to measure
- * where the overhead goes; see bench/overhead).
+ * API calls: only the APIs of cupti_api_keep() are recorded, one callback id
+ * at a time, so the trivial calls PyTorch makes several times per kernel
+ * cost nothing.  By default each kept call is timed by an enter/exit
+ * callback of ours on the calling thread (two clock reads and one record);
+ * GPUSCOPE_CUPTI_API_MODE=activity uses CUPTI's API activity records
+ * enabled per callback id (cuptiActivityEnableRuntimeApi) instead, which
+ * measured slower under PyTorch (bench/RESULTS-cupti.md); =subtract enables
+ * the whole RUNTIME and DRIVER kinds and disables the skipped ids; =off
+ * records no API call; GPUSCOPE_CUPTI_KINDS=kernel traces kernels only.
+ * GPUSCOPE_CUDA_ALL_APIS=1 records every runtime and driver call.
  *
  * Failure to start (no libcupti, no driver, another CUPTI client) is one
  * cl_warning("CUDA tracing off: ...") and nothing else: the CPU side goes on.
@@ -61,9 +64,10 @@ static CUpti_SubscriberHandle cu_sub;
 static atomic_int cu_state;
 static int cu_callback_mode;        /* API records from callbacks, not activity */
 static int cu_api_off;              /* GPUSCOPE_CUPTI_API_MODE=off: no API records */
+static int cu_api_subtract;         /* =subtract: whole kinds, then disable the skipped */
 static int cu_kinds_min;            /* GPUSCOPE_CUPTI_KINDS=kernel: kernels only */
 static size_t cu_buffer_bytes = 4u << 20;
-static unsigned cu_flush_ms = 250;
+static unsigned cu_flush_ms = 1000;
 
 /* [0] runtime, [1] driver: string id of the function name (0 = not yet) */
 static _Atomic uint32_t api_name_ids[2][API_CBIDS];
@@ -370,21 +374,109 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 }
 
+/*
+ * Completed buffers are only queued here: converting them inside the
+ * callback would hold CUPTI's buffer lock (during cuptiActivityFlushAll)
+ * while application threads wait for it to record their next launch.  The
+ * worker thread converts them; the final flush converts what is left.
+ */
+struct done_buf {
+	uint8_t *buf;
+	size_t valid;
+	struct done_buf *next;
+};
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
+static struct done_buf *q_head, **q_tail = &q_head;
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void convert_buffer(uint8_t *buffer, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+
+	if (atomic_load(&cu_state) == CUPTI_ON)
+		while (cu.ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+			handle_record(rec);
+	free(buffer);
+}
+
+/*
+ * Convert every queued buffer on this thread.  @wait: 1 block for the
+ * locks, 0 give up when they are taken, 2 retry for up to half a second
+ * (the exit and signal paths: the signal may have interrupted the holder).
+ */
+static void drain(int wait)
+{
+	struct done_buf *list, *next;
+
+	if (wait == 2) {
+		struct timespec ms = { 0, 1000000L };
+		for (int i = 0; i < 500; i++) {
+			if (!pthread_mutex_trylock(&drain_lock)) {
+				if (!pthread_mutex_trylock(&q_lock))
+					goto locked;
+				pthread_mutex_unlock(&drain_lock);
+			}
+			nanosleep(&ms, NULL);
+		}
+		return;
+	}
+	if (wait) {
+		pthread_mutex_lock(&drain_lock);
+		pthread_mutex_lock(&q_lock);
+	} else {
+		if (pthread_mutex_trylock(&drain_lock))
+			return;
+		if (pthread_mutex_trylock(&q_lock)) {
+			pthread_mutex_unlock(&drain_lock);
+			return;
+		}
+	}
+locked:
+	list = q_head;
+	q_head = NULL;
+	q_tail = &q_head;
+	pthread_mutex_unlock(&q_lock);
+	for (; list; list = next) {
+		next = list->next;
+		convert_buffer(list->buf, list->valid);
+		free(list);
+	}
+	pthread_mutex_unlock(&drain_lock);
+}
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 				      size_t size, size_t valid)
 {
 	int g = cl_guard_enter();
-	CUpti_Activity *rec = NULL;
 	size_t dropped = 0;
+	struct done_buf *d;
 
-	if (atomic_load(&cu_state) == CUPTI_ON && buffer) {
-		while (cu.ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
-			handle_record(rec);
-		if (cu.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS &&
-		    dropped)
-			cl_add_drops(TRACE_DROP_CUPTI, dropped);
+	(void)size;
+	if (atomic_load(&cu_state) != CUPTI_ON || !buffer) {
+		free(buffer);
+		goto out;
 	}
-	free(buffer);
+	if (cu.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+		cl_add_drops(TRACE_DROP_CUPTI, dropped);
+	if (!valid) {
+		free(buffer);
+		goto out;
+	}
+	d = flusher_started ? malloc(sizeof(*d)) : NULL;
+	if (!d) {
+		convert_buffer(buffer, valid);
+		goto out;
+	}
+	d->buf = buffer;
+	d->valid = valid;
+	d->next = NULL;
+	pthread_mutex_lock(&q_lock);
+	*q_tail = d;
+	q_tail = &d->next;
+	pthread_cond_signal(&q_cond);
+	pthread_mutex_unlock(&q_lock);
+out:
 	if (g)
 		cl_guard_leave();
 }
@@ -423,6 +515,7 @@ static void capture_edge(int begin)
 		pthread_mutex_unlock(&capture_lock);
 		/* hand over what the window produced while it is still open */
 		flush_all(0);
+		drain(1);
 		cl_capture_end();
 		return;
 	}
@@ -431,12 +524,25 @@ static void capture_edge(int begin)
 
 /* ---- callbacks ---- */
 
+/*
+ * Depth of recorded runtime calls on this thread: a driver call made from
+ * inside one (cudaMalloc -> cuMemAlloc) is the runtime call's own work and
+ * is not recorded a second time.
+ */
+static __thread int rt_depth __attribute__((tls_model("initial-exec")));
+
 static void api_callback(unsigned dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
+	if (dom && rt_depth > 0)
+		return;
 	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (!dom)
+			rt_depth++;
 		*cb->correlationData = cl_now();
 		return;
 	}
+	if (!dom && rt_depth > 0)
+		rt_depth--;
 	{
 		struct trace_api a;
 		memset(&a, 0, sizeof(a));
@@ -493,19 +599,40 @@ static void CUPTIAPI cupti_callback(void *userdata, CUpti_CallbackDomain domain,
 
 /* ---- flusher thread and exit ---- */
 
+/*
+ * The worker: converts queued buffers as they come, and every
+ * GPUSCOPE_CUPTI_FLUSH_MS asks CUPTI for the records of partly filled
+ * buffers (cuptiActivityFlushAll), so a crash loses at most that much.
+ */
 static void *flusher_main(void *arg)
 {
-	struct timespec ts;
+	uint64_t period = (uint64_t)cu_flush_ms * 1000000u, last = cl_now();
 
 	(void)arg;
 	cl_guard_enter();   /* never leave: nothing this thread does is the app's */
-	ts.tv_sec = cu_flush_ms / 1000;
-	ts.tv_nsec = (long)(cu_flush_ms % 1000) * 1000000L;
 	while (!atomic_load(&flusher_stop)) {
-		nanosleep(&ts, NULL);
+		struct timespec ts;
+		uint64_t now;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&q_lock);
+		if (!q_head && !atomic_load(&flusher_stop))
+			pthread_cond_timedwait(&q_cond, &q_lock, &ts);
+		pthread_mutex_unlock(&q_lock);
 		if (atomic_load(&flusher_stop))
 			break;
-		flush_all(0);
+		drain(1);
+		now = cl_now();
+		if (now - last >= period) {
+			last = now;
+			flush_all(0);
+			drain(1);
+		}
 	}
 	return NULL;
 }
@@ -525,8 +652,10 @@ void cl_cuda_flush(int final)
 	if (final) {
 		atomic_store(&flusher_stop, 1);
 		flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		drain(2);
 	} else {
 		flush_all(0);
+		drain(0);
 	}
 	if (g)
 		cl_guard_leave();
@@ -570,6 +699,13 @@ static unsigned enable_apis(unsigned dom, uint32_t size)
 		const char *name = NULL;
 		if (cu.GetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
 			continue;
+		if (cu_api_subtract) {
+			if (!cupti_api_keep(name) &&
+			    (dom ? cu.ActivityEnableDriverApi(cbid, 0)
+				 : cu.ActivityEnableRuntimeApi(cbid, 0)) == CUPTI_SUCCESS)
+				kept++;
+			continue;
+		}
 		if (!cupti_api_keep(name))
 			continue;
 		if (cu_callback_mode) {
@@ -599,11 +735,13 @@ static int cupti_start(char *why, size_t n)
 
 	if (cupti_load(&cu, why, n) < 0)
 		return -1;
-	cu_callback_mode = mode && !strcmp(mode, "callback");
+	/* callbacks are the default: measured cheaper for PyTorch (bench/RESULTS-cupti.md) */
+	cu_callback_mode = !mode || !*mode || !strcmp(mode, "callback");
 	cu_api_off = mode && !strcmp(mode, "off");
+	cu_api_subtract = mode && !strcmp(mode, "subtract");
 	cu_kinds_min = getenv("GPUSCOPE_CUPTI_KINDS") && !strcmp(getenv("GPUSCOPE_CUPTI_KINDS"), "kernel");
 	cu_buffer_bytes = (size_t)env_uint("GPUSCOPE_CUPTI_BUFFER_KB", 4096, 64, 1u << 20) << 10;
-	cu_flush_ms = env_uint("GPUSCOPE_CUPTI_FLUSH_MS", 250, 10, 60000);
+	cu_flush_ms = env_uint("GPUSCOPE_CUPTI_FLUSH_MS", 1000, 10, 600000);
 
 	/* the clock first: every record must be on the report clock */
 	r = cu.ActivityRegisterTimestampCallback(cupti_timestamp);
@@ -660,6 +798,10 @@ static int cupti_start(char *why, size_t n)
 		cu.ActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
 		cu.ActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
 	} else {
+		if (cu_api_subtract) {
+			cu.ActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+			cu.ActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+		}
 		enable_apis(0, CUPTI_RUNTIME_TRACE_CBID_SIZE);
 		enable_apis(1, CUPTI_DRIVER_TRACE_CBID_SIZE);
 	}
