@@ -32,6 +32,9 @@ B_STEPS=${B_STEPS:-300}
 C_STEPS=${C_STEPS:-20}
 BUDGET_S=${BUDGET_S:-340}
 mkdir -p "$OUT"
+if [ ! -f "$FLOOR" ] && [[ " $CONFIGS " == *" floor "* ]]; then
+	bash "$here/build.sh" "$BUILD" >/dev/null || echo "warning: cannot build floor.so" >&2
+fi
 tmp=$(mktemp -d)
 csv=$OUT/overhead.csv
 echo "workload,config,round,value" >"$csv"

@@ -818,6 +818,7 @@ static int cupti_start(char *why, size_t n)
 	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RESOURCE,
 			  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	if (!pthread_create(&flusher, NULL, flusher_main, NULL)) {
+		pthread_setname_np(flusher, "gpuscope-cupti");
 		pthread_detach(flusher);
 		flusher_started = 1;
 	}
