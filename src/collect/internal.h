@@ -99,6 +99,9 @@ void cl_cpusample_atfork_child(void);
 /* NVTX state kept across the process (nvtx.c). */
 void cl_nvtx_atfork_child(void);
 
+/* The part file's descriptor (-1 when none): close() of it is refused. */
+extern _Atomic int cl_part_fd;
+
 /* The writer thread's tid (not sampled). */
 extern uint32_t cl_writer_tid;
 

@@ -186,12 +186,12 @@ static int push(nvtxDomainHandle_t d, const struct ev *e)
 		return (int)level;
 	}
 	o = &t->stack[level];
-	o->capture = is_capture(e->name_id, domain_id(d));
+	o->domain_id = domain_id(d);
+	o->capture = is_capture(e->name_id, o->domain_id);
 	if (o->capture)
 		cl_capture_begin();
 	o->start = cl_now();
 	o->name_id = e->name_id;
-	o->domain_id = domain_id(d);
 	o->domain = d;
 	o->category = e->category;
 	o->color = e->color;
@@ -285,11 +285,13 @@ static nvtxRangeId_t start(nvtxDomainHandle_t d, const struct ev *e)
 {
 	uint64_t id = atomic_fetch_add_explicit(&next_range, 1, memory_order_relaxed) << 1;
 	struct trace_nvtx_range *r;
+	uint32_t dom;
 	int cap;
 
 	if (!atomic_load_explicit(&cl_live, memory_order_relaxed))
 		return id;
-	cap = is_capture(e->name_id, domain_id(d));
+	dom = domain_id(d);   /* interned before cl_reserve(): see collect.h */
+	cap = is_capture(e->name_id, dom);
 	if (cap) {
 		cl_capture_begin();
 		atomic_store(&capture_range, id | 1);
@@ -302,7 +304,7 @@ static nvtxRangeId_t start(nvtxDomainHandle_t d, const struct ev *e)
 	r->pid = cl_pid();
 	r->tid = cl_tid();
 	r->name_id = e->name_id;
-	r->domain_id = domain_id(d);
+	r->domain_id = dom;
 	r->category = e->category;
 	r->color = e->color;
 	r->kind = TRACE_NVTX_STARTEND;
@@ -375,6 +377,7 @@ static nvtxRangeId_t dom_start_ex(nvtxDomainHandle_t d, const nvtxEventAttribute
 
 static void mark(nvtxDomainHandle_t d, const struct ev *e)
 {
+	uint32_t dom = domain_id(d);
 	struct trace_nvtx_mark *m = cl_reserve(TRACE_EV_NVTX_MARK, sizeof(*m));
 
 	if (!m)
@@ -383,7 +386,7 @@ static void mark(nvtxDomainHandle_t d, const struct ev *e)
 	m->pid = cl_pid();
 	m->tid = cl_tid();
 	m->name_id = e->name_id;
-	m->domain_id = domain_id(d);
+	m->domain_id = dom;
 	m->category = e->category;
 	m->color = e->color;
 	m->payload_type = e->payload_type;

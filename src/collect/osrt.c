@@ -260,6 +260,21 @@ CL_EXPORT int ioctl(int fd, unsigned long req, ...)
 	return r;
 }
 
+/*
+ * close() of the collector's part file by the program (daemons that close
+ * every descriptor) would make later chunks land in whatever file reuses
+ * the number: pretend it worked.
+ */
+CL_EXPORT int close(int fd)
+{
+	static int (*real)(int);
+
+	RESOLVE(real, "close");
+	if (fd >= 0 && !cl_guard_depth && fd == atomic_load_explicit(&cl_part_fd, memory_order_relaxed))
+		return 0;
+	return real(fd);
+}
+
 /* ---- locks: time only the contended case ---- */
 
 #define WRAP_LOCK(name, tryname, func, type)                                    \
