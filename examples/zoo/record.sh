@@ -13,7 +13,8 @@
 # For each case it first runs broken and fixed alternately ZOO_RUNS times
 # without profiling (each run prints its median step time), then each variant
 # once under `gpuscope profile` with ZOO_STEPS=ZOO_PROFILE_STEPS measured
-# steps, so that every report stays small (a warning if one exceeds 1 MB).
+# steps, so that every report stays small (one over 1 MB is recorded again
+# with 2 steps; a warning if it is still over).
 # comm-wait runs only when at least 2 GPUs are visible.  A failing run or
 # case is reported and skipped; the exit status is 1 if anything failed.
 #
@@ -98,13 +99,14 @@ run_once() {
 	printf '%s\t%s\t%s\n' "$c" "$v" "$ms" >>"$results"
 }
 
-# profile_once CASE VARIANT: one profiled run into $out/CASE.VARIANT.gpuscope.
+# profile_once CASE VARIANT [STEPS]: one profiled run into $out/CASE.VARIANT.gpuscope.
+# A report over 1 MB is recorded again with 2 measured steps.
 profile_once() {
-	local c=$1 v=$2 name=$out/$1.$2 size rc
+	local c=$1 v=$2 steps=${3:-$psteps} name=$out/$1.$2 size rc
 	case_cmd "$c" || return 1
 	rm -f "$name.gpuscope"
-	echo "+ ZOO_STEPS=$psteps $gpuscope profile -o $name --force -- ${cmd[*]} $v" >>"$log"
-	ZOO_STEPS=$psteps timeout "$limit" "$gpuscope" profile -o "$name" --force -- "${cmd[@]}" "$v" >>"$log" 2>&1
+	echo "+ ZOO_STEPS=$steps $gpuscope profile -o $name --force -- ${cmd[*]} $v" >>"$log"
+	ZOO_STEPS=$steps timeout "$limit" "$gpuscope" profile -o "$name" --force -- "${cmd[@]}" "$v" >>"$log" 2>&1
 	rc=$?
 	# -o NAME writes NAME.gpuscope; accept NAME itself as well.
 	if [ ! -f "$name.gpuscope" ] && [ -f "$name" ]; then
@@ -115,9 +117,14 @@ profile_once() {
 		return 1
 	fi
 	size=$(stat -c %s "$name.gpuscope")
-	say "$c $v: profile $(basename "$name").gpuscope, $size bytes"
+	say "$c $v: profile $(basename "$name").gpuscope, $steps steps, $size bytes"
 	if [ "$size" -gt 1048576 ]; then
-		say "$c $v: warning: report over 1 MB; lower ZOO_PROFILE_STEPS"
+		if [ "$steps" -gt 2 ]; then
+			say "$c $v: report over 1 MB, recording 2 steps instead"
+			profile_once "$c" "$v" 2
+			return
+		fi
+		say "$c $v: warning: report over 1 MB even with 2 steps"
 	fi
 }
 
