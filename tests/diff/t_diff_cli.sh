@@ -53,7 +53,7 @@ expect_fail 2 "$GPUSCOPE" diff "$T/before.gpuscope" "$T/missing.gpuscope"
 # baseline library
 export GPUSCOPE_BASELINE_DIR="$T/bl"
 "$GPUSCOPE" baseline save fast "$T/a1.gpuscope" "$T/a2.gpuscope" 2>/dev/null
-"$GPUSCOPE" baseline list | grep -E '^fast +2 runs +6\.[0-9]+ ms$' >/dev/null || { "$GPUSCOPE" baseline list; fail "baseline list"; }
+"$GPUSCOPE" baseline list | grep -E "^fast +2 runs +[56]\.[0-9]+ ms$" >/dev/null || { "$GPUSCOPE" baseline list; fail "baseline list"; }
 "$GPUSCOPE" baseline show fast | grep -q 'time per step' || fail "baseline show"
 expect_fail 2 "$GPUSCOPE" baseline save fast "$T/a1.gpuscope"     # exists
 expect_fail 2 "$GPUSCOPE" baseline save ../evil "$T/a1.gpuscope"  # bad name
