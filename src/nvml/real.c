@@ -563,13 +563,14 @@ static int real_read_tick(struct nvml *n, unsigned gpu, unsigned tiers, struct n
 		r = nvml_raws_add(out, NVC_ENERGY, 0, ret);
 		r->nval = 1;
 		r->val[0] = (double)ull;
+		ret = MISSING;
 		if (a->temperature_v) {
 			struct gs_temperature t = { GS_TEMPERATURE_VERSION, 0, 0 };
 			ret = a->temperature_v(d, &t);
 			v1 = (unsigned)t.temperature;
-		} else {
-			ret = a->temperature ? a->temperature(d, 0, &v1) : MISSING;
 		}
+		if (ret != NVML_OK && a->temperature)
+			ret = a->temperature(d, 0, &v1);
 		r = nvml_raws_add(out, NVC_TEMP, 0, ret);
 		r->nval = 1;
 		r->val[0] = (int)v1;
