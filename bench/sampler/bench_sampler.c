@@ -5,9 +5,12 @@
  *
  * 1. Time one nvml_sample() of the FAST tier and of FAST+SLOW (wall and CPU
  *    microseconds, mean of repeated calls).
- * 2. Run nvml_sampler_start() at 10 Hz and 100 Hz for SECONDS each while
- *    this thread sleeps, and report the process CPU time spent as a
- *    percentage of one core (the sampler thread is the only one working).
+ *    Then print the measured CPU cost of each NVML read group.
+ * 2. Run nvml_sampler_start() for SECONDS each, at 10 Hz with its default CPU
+ *    budget, at 10 Hz without a budget (GPUSCOPE_GPU_METRICS_BUDGET=0) and at
+ *    100 Hz with the budget, while this thread sleeps, and report the process
+ *    CPU time spent as a percentage of one core (the sampler thread is the
+ *    only one working).
  * Needs an NVIDIA GPU and driver.
  */
 #include "nvml/nvml.h"
@@ -53,7 +56,8 @@ static void time_sample(struct nvml *n, unsigned tiers, const char *label, int r
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10;
-	static const unsigned rates[] = { 10, 100 };
+	static const unsigned rates[] = { 10, 10, 100 };
+	static const char *const budgets[] = { NULL, "0", NULL };
 	char why[256];
 	struct nvml *n = nvml_open(NULL, why, sizeof(why));
 
@@ -65,6 +69,12 @@ int main(int argc, char **argv)
 	time_sample(n, NVML_TIER_FAST, "fast", 50);
 	time_sample(n, NVML_TIER_SLOW, "slow", 20);
 	time_sample(n, NVML_TIER_FAST | NVML_TIER_SLOW, "fast+slow", 20);
+	{
+		struct strbuf sb = STRBUF_INIT;
+		nvml_costs(n, &sb);
+		printf("CPU cost per call (mean of measured calls):\n%s", sb.buf ? sb.buf : "");
+		strbuf_release(&sb);
+	}
 	nvml_close(n);
 	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
 		char path[64];
@@ -75,6 +85,10 @@ int main(int argc, char **argv)
 
 		snprintf(path, sizeof(path), "/tmp/bench_sampler_%u.gpuscope", rates[i]);
 		unlink(path);
+		if (budgets[i])
+			setenv("GPUSCOPE_GPU_METRICS_BUDGET", budgets[i], 1);
+		else
+			unsetenv("GPUSCOPE_GPU_METRICS_BUDGET");
 		s = nvml_sampler_start(path, rates[i], why, sizeof(why));
 		if (!s) {
 			fprintf(stderr, "bench_sampler: %s\n", why);
@@ -88,8 +102,9 @@ int main(int argc, char **argv)
 		if (nvml_sampler_stop(s))
 			return 1;
 		stat(path, &st);
-		printf("sampler %3u Hz: %.2f s wall, %.4f s CPU = %.3f%% of one core; report %lld bytes\n",
-		       rates[i], w, c, 100.0 * c / w, (long long)st.st_size);
+		printf("sampler %3u Hz, budget %-7s: %.2f s wall, %.4f s CPU = %.3f%% of one core; report %lld bytes\n",
+		       rates[i], budgets[i] ? "none" : "default", w, c, 100.0 * c / w,
+		       (long long)st.st_size);
 		unlink(path);
 	}
 	return 0;

@@ -198,3 +198,47 @@ int nvml_sample(struct nvml *n, unsigned gpu, unsigned tiers, struct nvml_sample
 	}
 	return 0;
 }
+
+void nvml_set_budget(struct nvml *n, double fraction, unsigned hz)
+{
+	n->cpu_budget = fraction > 0 ? fraction : 0;
+	n->budget_hz = hz ? hz : 1;
+}
+
+void nvml_costs(struct nvml *n, struct strbuf *sb)
+{
+	if (n->be->costs)
+		n->be->costs(n, sb);
+}
+
+void nvml_fair_rates(const double *cost_s, const double *base_hz, double *rate_hz, size_t n,
+		     double budget)
+{
+	size_t *order = xcalloc(n ? n : 1, sizeof(*order));
+	double left = budget;
+
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	/* by demand (cost x base rate), smallest first; insertion sort of a few dozen */
+	for (size_t i = 1; i < n; i++) {
+		size_t x = order[i], j = i;
+		while (j > 0 && cost_s[order[j - 1]] * base_hz[order[j - 1]] > cost_s[x] * base_hz[x]) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t x = order[i];
+		double share = left / (double)(n - i);
+		double demand = cost_s[x] * base_hz[x];
+		if (demand <= share || cost_s[x] <= 0) {
+			rate_hz[x] = base_hz[x];
+			left -= demand;
+		} else {
+			rate_hz[x] = share / cost_s[x];
+			left -= share;
+		}
+	}
+	free(order);
+}

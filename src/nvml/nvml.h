@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct strbuf;
+
 /* ---- raw readings ---- */
 
 /* One value per NVML call made (names in nvml_call_name(), used in replay files). */
@@ -182,6 +184,8 @@ struct nvml_backend {
 	 */
 	int (*read_tick)(struct nvml *n, unsigned gpu, unsigned tiers, struct nvml_raws *out,
 			 uint64_t *time_ns, uint64_t *mono_ns);
+	/* Optional: describe the measured CPU cost of each read group (a table). */
+	void (*costs)(struct nvml *n, struct strbuf *sb);
 };
 
 extern const struct nvml_backend nvml_backend_real;
@@ -205,6 +209,8 @@ struct nvml {
 	size_t head_len;
 	struct nvml_raws scratch;
 	int replay_loop;                     /* replay: start over at the end */
+	double cpu_budget;                   /* see nvml_set_budget(); 0 = none */
+	unsigned budget_hz;
 };
 
 /*
@@ -226,10 +232,29 @@ int nvml_record_stop(struct nvml *n);
 /* Which tier a raw call belongs to (enum nvml_tier). */
 unsigned nvml_call_tier(unsigned call);
 
-/* Append one replay line ("{\"k\":...}\n") for @raws to @out (a struct strbuf). */
-struct strbuf;
+/* Append one replay line ("{\"k\":...}\n") for @raws to @out. */
 void nvml_replay_line(struct strbuf *out, const char *kind, int gpu, uint64_t time_ns,
 		      uint64_t mono_ns, unsigned tiers, const struct nvml_raws *raws);
+
+/*
+ * nvml_set_budget - hold the CPU time spent in NVML calls to about
+ * @fraction of one core (0.008 = 0.8 %) for a caller sampling every GPU at
+ * @hz: the backend measures each call's CPU cost and reads expensive
+ * metrics less often than @hz (their metrics are then invalid in the
+ * samples that skip them).  0 turns the budget off (the default).
+ */
+void nvml_set_budget(struct nvml *n, double fraction, unsigned hz);
+/*
+ * nvml_fair_rates - max-min fair share of a CPU @budget (CPU seconds per
+ * second) among @n periodic calls, call i costing @cost_s[i] CPU seconds and
+ * wanted at @base_hz[i]: calls wanting less than an equal share of what is
+ * left run at their base rate; the others split the rest equally, running at
+ * share / cost.  Sets @rate_hz[i] (<= base_hz[i]).
+ */
+void nvml_fair_rates(const double *cost_s, const double *base_hz, double *rate_hz, size_t n,
+		     double budget);
+/* Append the backend's per-call CPU cost table to @sb (nothing for replay). */
+void nvml_costs(struct nvml *n, struct strbuf *sb);
 
 /*
  * nvml_sample - read @tiers of GPU @gpu into @s.  STATIC metrics are always

@@ -124,8 +124,16 @@ struct nvml_api {
 	nvmlReturn_t (*gpm_metrics)(struct gs_gpm_metrics_get *);
 };
 
+struct group_state {
+	double cost_ns;               /* CPU per call, exponential average */
+	unsigned long calls, samples; /* calls made, of which measured */
+	uint64_t last_ns;             /* mono time of the last call */
+	double base_hz, rate_hz;      /* wanted and allowed rates under a budget */
+};
+
 struct real_gpu {
 	nvmlDevice_t dev;
+	struct group_state grp[23];   /* enum read_group (G__COUNT, checked below) */
 	unsigned nvlinks;             /* links answering nvmlDeviceGetNvLinkState */
 	int gpm;                      /* GPM usable */
 	nvmlGpmSample_t gpm_prev, gpm_cur;
@@ -135,6 +143,7 @@ struct real_gpu {
 
 struct real {
 	struct nvml_api api;
+	uint64_t planned_ns;          /* last plan_rates() */
 	unsigned ngpus;
 	struct real_gpu *gpu;
 };
@@ -423,17 +432,17 @@ static int real_read_static(struct nvml *n, unsigned gpu, struct nvml_raws *out)
 static const unsigned gpm_ids[] = { 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 20, 21, 60, 61 };
 
 /* GPM metrics between the previous GPM sample and now (>= 100 ms apart). */
-static void read_gpm(struct nvml_api *a, struct real_gpu *g, struct nvml_raws *out)
+static int read_gpm(struct nvml_api *a, struct real_gpu *g, struct nvml_raws *out)
 {
 	uint64_t now = now_mono_ns();
 	nvmlReturn_t ret;
 
 	if (!g->gpm)
-		return;
+		return 0;
 	if (!g->gpm_prev) {
 		if (a->gpm_alloc(&g->gpm_prev) != NVML_OK || a->gpm_alloc(&g->gpm_cur) != NVML_OK) {
 			g->gpm = 0;
-			return;
+			return 0;
 		}
 		g->mg = xcalloc(1, sizeof(*g->mg));
 	}
@@ -442,12 +451,12 @@ static void read_gpm(struct nvml_api *a, struct real_gpu *g, struct nvml_raws *o
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 		if (a->gpm_get(g->dev, g->gpm_prev) != NVML_OK) {
 			g->gpm = 0;
-			return;
+			return 0;
 		}
 		nanosleep(&ts, NULL);
 		now = now_mono_ns();
 	} else if (now - g->gpm_prev_ns < 100ull * 1000 * 1000) {
-		return; /* too soon: the metrics would be noise */
+		return 0; /* too soon: the metrics would be noise */
 	}
 	ret = a->gpm_get(g->dev, g->gpm_cur);
 	if (ret == NVML_OK) {
@@ -475,6 +484,7 @@ static void read_gpm(struct nvml_api *a, struct real_gpu *g, struct nvml_raws *o
 	} else {
 		g->gpm_prev_ns = 0;
 	}
+	return 1;
 }
 
 static void read_field(struct nvml_api *a, nvmlDevice_t d, unsigned id, unsigned scope,
@@ -508,30 +518,58 @@ static void read_field(struct nvml_api *a, nvmlDevice_t d, unsigned id, unsigned
 	r->val[0] = v;
 }
 
-static int real_read_tick(struct nvml *n, unsigned gpu, unsigned tiers, struct nvml_raws *out,
-			  uint64_t *time_ns, uint64_t *mono_ns)
+/*
+ * Reads are made in groups, one per NVML call (or pair of calls).  Each
+ * group's CPU cost is measured (thread CPU time, an exponential average), so
+ * that under a CPU budget (nvml_set_budget) expensive groups are read less
+ * often than the caller's rate: see plan_rates().
+ */
+enum read_group {
+	G_UTIL, G_MEMORY, G_SM_CLOCK, G_MEM_CLOCK, G_POWER, G_ENERGY, G_TEMP, G_MEM_TEMP, G_FAN,
+	G_PSTATE, G_REASONS, G_ENC, G_DEC, G_GPM,
+	G_PCIE_LINK, G_PCIE_TPUT, G_PCIE_REPLAY, G_ECC, G_REMAP, G_PERSIST, G_PLIMIT, G_PROCS,
+	G_NVLINK,
+	G__COUNT
+};
+#define G_FIRST_SLOW G_PCIE_LINK
+_Static_assert(G__COUNT == 23, "struct real_gpu sizes grp[] for enum read_group");
+
+static const char *const group_names[G__COUNT] = {
+	"utilization", "memory", "sm_clock", "mem_clock", "power", "energy", "temperature",
+	"mem_temperature", "fan", "pstate", "clock_events", "encoder", "decoder", "gpm",
+	"pcie_link", "pcie_throughput", "pcie_replays", "ecc", "remapped_rows", "persistence",
+	"power_limit", "processes", "nvlink",
+};
+
+static uint64_t thread_cpu_ns(void)
 {
-	struct real *rl = n->priv;
-	struct nvml_api *a = &rl->api;
-	struct real_gpu *g = &rl->gpu[gpu];
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Returns 0 when the group made no NVML call worth measuring (GPM too soon). */
+static int read_group(struct nvml_api *a, struct real_gpu *g, unsigned grp, struct nvml_raws *out)
+{
 	nvmlDevice_t d = g->dev;
 	struct nvml_raw *r;
 	nvmlReturn_t ret;
+	unsigned long long ull = 0;
+	unsigned v1 = 0, v2 = 0;
+	int i = 0;
 
-	*time_ns = now_realtime_ns();
-	*mono_ns = now_mono_ns();
-	if (tiers & NVML_TIER_FAST) {
+	switch (grp) {
+	case G_UTIL: {
 		struct gs_utilization u = { 0, 0 };
-		unsigned long long ull = 0;
-		unsigned v1 = 0, v2 = 0;
-		int i = 0;
-
 		ret = a->utilization ? a->utilization(d, &u) : MISSING;
 		r = nvml_raws_add(out, NVC_UTILIZATION, 0, ret);
 		r->nval = 2;
 		r->val[0] = u.gpu;
 		r->val[1] = u.memory;
-
+		break;
+	}
+	case G_MEMORY:
 		ret = MISSING;
 		if (a->memory_v2) {
 			struct gs_memory_v2 m;
@@ -556,13 +594,23 @@ static int real_read_tick(struct nvml *n, unsigned gpu, unsigned tiers, struct n
 			r->val[1] = (double)m.free;
 			r->val[2] = (double)m.used;
 		}
+		break;
+	case G_SM_CLOCK:
 		READ_U(out, NVC_CLOCK, 1, clock, d, 1);
+		break;
+	case G_MEM_CLOCK:
 		READ_U(out, NVC_CLOCK, 2, clock, d, 2);
+		break;
+	case G_POWER:
 		READ_U(out, NVC_POWER, 0, power, d);
+		break;
+	case G_ENERGY:
 		ret = a->energy ? a->energy(d, &ull) : MISSING;
 		r = nvml_raws_add(out, NVC_ENERGY, 0, ret);
 		r->nval = 1;
 		r->val[0] = (double)ull;
+		break;
+	case G_TEMP:
 		ret = MISSING;
 		if (a->temperature_v) {
 			struct gs_temperature t = { GS_TEMPERATURE_VERSION, 0, 0 };
@@ -574,33 +622,51 @@ static int real_read_tick(struct nvml *n, unsigned gpu, unsigned tiers, struct n
 		r = nvml_raws_add(out, NVC_TEMP, 0, ret);
 		r->nval = 1;
 		r->val[0] = (int)v1;
+		break;
+	case G_MEM_TEMP:
 		read_field(a, d, 82, 0, out); /* NVML_FI_DEV_MEMORY_TEMP */
+		break;
+	case G_FAN:
 		READ_U(out, NVC_FAN, 0, fan, d);
+		break;
+	case G_PSTATE:
 		ret = a->pstate ? a->pstate(d, &i) : MISSING;
 		r = nvml_raws_add(out, NVC_PSTATE, 0, ret);
 		r->nval = 1;
 		r->val[0] = i;
-		ull = 0;
+		break;
+	case G_REASONS:
 		ret = a->event_reasons ? a->event_reasons(d, &ull) : MISSING;
 		r = nvml_raws_add(out, NVC_EVENT_REASONS, 0, ret);
 		r->nval = 1;
 		r->val[0] = (double)ull;
+		break;
+	case G_ENC:
 		ret = a->enc_util ? a->enc_util(d, &v1, &v2) : MISSING;
 		r = nvml_raws_add(out, NVC_ENC_UTIL, 0, ret);
 		r->nval = 1;
 		r->val[0] = v1;
+		break;
+	case G_DEC:
 		ret = a->dec_util ? a->dec_util(d, &v1, &v2) : MISSING;
 		r = nvml_raws_add(out, NVC_DEC_UTIL, 0, ret);
 		r->nval = 1;
 		r->val[0] = v1;
-		read_gpm(a, g, out);
-	}
-	if (tiers & NVML_TIER_SLOW) {
+		break;
+	case G_GPM:
+		return read_gpm(a, g, out);
+	case G_PCIE_LINK:
 		READ_U(out, NVC_PCIE_GEN, 0, pcie_gen, d);
 		READ_U(out, NVC_PCIE_WIDTH, 0, pcie_width, d);
+		break;
+	case G_PCIE_TPUT:
 		READ_U(out, NVC_PCIE_TPUT, 0, pcie_tput, d, 0);
 		READ_U(out, NVC_PCIE_TPUT, 1, pcie_tput, d, 1);
+		break;
+	case G_PCIE_REPLAY:
 		READ_U(out, NVC_PCIE_REPLAY, 0, pcie_replay, d);
+		break;
+	case G_ECC:
 		for (unsigned k = 0; k < 4; k++) {
 			/* arg = error type (0 corrected, 1 uncorrected) * 2 + counter (0 volatile, 1 aggregate) */
 			unsigned long long cnt = 0;
@@ -609,42 +675,47 @@ static int real_read_tick(struct nvml *n, unsigned gpu, unsigned tiers, struct n
 			r->nval = 1;
 			r->val[0] = (double)cnt;
 		}
-		{
-			unsigned c = 0, u = 0, p = 0, f = 0;
-			ret = a->remapped_rows ? a->remapped_rows(d, &c, &u, &p, &f) : MISSING;
-			r = nvml_raws_add(out, NVC_REMAPPED_ROWS, 0, ret);
-			r->nval = 4;
-			r->val[0] = c;
-			r->val[1] = u;
-			r->val[2] = p;
-			r->val[3] = f;
-		}
-		{
-			int pm = 0;
-			ret = a->persistence ? a->persistence(d, &pm) : MISSING;
-			r = nvml_raws_add(out, NVC_PERSISTENCE, 0, ret);
-			r->nval = 1;
-			r->val[0] = pm;
-		}
+		break;
+	case G_REMAP: {
+		unsigned c = 0, u = 0, p = 0, f = 0;
+		ret = a->remapped_rows ? a->remapped_rows(d, &c, &u, &p, &f) : MISSING;
+		r = nvml_raws_add(out, NVC_REMAPPED_ROWS, 0, ret);
+		r->nval = 4;
+		r->val[0] = c;
+		r->val[1] = u;
+		r->val[2] = p;
+		r->val[3] = f;
+		break;
+	}
+	case G_PERSIST:
+		ret = a->persistence ? a->persistence(d, &i) : MISSING;
+		r = nvml_raws_add(out, NVC_PERSISTENCE, 0, ret);
+		r->nval = 1;
+		r->val[0] = i;
+		break;
+	case G_PLIMIT:
 		READ_U(out, NVC_POWER_LIMIT, 0, power_limit, d);
-		{
-			struct gs_process_info p[NVML_MAX_PROCS + 8];
-			unsigned cnt = ARRAY_SIZE(p);
-			memset(p, 0, sizeof(p));
-			ret = a->processes ? a->processes(d, &cnt, p) : MISSING;
-			if (ret == NVML_ERR_INSUFFICIENT_SIZE)
-				cnt = 0; /* more than we keep: report none rather than a wrong list */
-			r = nvml_raws_add(out, NVC_PROCESSES, 0, ret);
-			r->nval = 1;
-			r->val[0] = ret ? 0 : cnt;
-			for (unsigned k = 0; ret == NVML_OK && k < cnt && k < NVML_MAX_PROCS; k++) {
-				r = nvml_raws_add(out, NVC_PROCESS, k, 0);
-				r->nval = 2;
-				r->val[0] = p[k].pid;
-				/* NVML_VALUE_NOT_AVAILABLE (all ones) = unknown, kept as -1 */
-				r->val[1] = p[k].used_gpu_memory == ~0ull ? -1 : (double)p[k].used_gpu_memory;
-			}
+		break;
+	case G_PROCS: {
+		struct gs_process_info p[NVML_MAX_PROCS + 8];
+		unsigned cnt = ARRAY_SIZE(p);
+		memset(p, 0, sizeof(p));
+		ret = a->processes ? a->processes(d, &cnt, p) : MISSING;
+		r = nvml_raws_add(out, NVC_PROCESSES, 0, ret);
+		r->nval = 1;
+		r->val[0] = ret ? 0 : cnt;
+		for (unsigned k = 0; ret == NVML_OK && k < cnt && k < NVML_MAX_PROCS; k++) {
+			r = nvml_raws_add(out, NVC_PROCESS, k, 0);
+			r->nval = 2;
+			r->val[0] = p[k].pid;
+			/* NVML_VALUE_NOT_AVAILABLE (all ones) = unknown, kept as -1 */
+			r->val[1] = p[k].used_gpu_memory == ~0ull ? -1 : (double)p[k].used_gpu_memory;
 		}
+		break;
+	}
+	case G_NVLINK:
+		if (!g->nvlinks)
+			return 0;
 		for (unsigned l = 0; l < g->nvlinks; l++) {
 			int st = 0;
 			ret = a->nvlink_state(d, l, &st);
@@ -652,12 +723,107 @@ static int real_read_tick(struct nvml *n, unsigned gpu, unsigned tiers, struct n
 			r->nval = 1;
 			r->val[0] = st;
 		}
-		if (g->nvlinks) {
-			read_field(a, d, 138, UINT_MAX, out);
-			read_field(a, d, 139, UINT_MAX, out);
+		read_field(a, d, 138, UINT_MAX, out);
+		read_field(a, d, 139, UINT_MAX, out);
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+/* Share the CPU budget among the read groups of all GPUs (nvml_fair_rates). */
+static void plan_rates(struct real *rl, double budget, unsigned hz)
+{
+	size_t n = (size_t)rl->ngpus * G__COUNT, k = 0;
+	struct group_state **items = xcalloc(n, sizeof(*items));
+	double *cost = xcalloc(n, sizeof(*cost)), *base = xcalloc(n, sizeof(*base));
+	double *rate = xcalloc(n, sizeof(*rate));
+
+	for (unsigned i = 0; i < rl->ngpus; i++)
+		for (unsigned grp = 0; grp < G__COUNT; grp++) {
+			struct group_state *st = &rl->gpu[i].grp[grp];
+			/* FAST groups at the caller's rate, SLOW ones once a second */
+			st->base_hz = grp < G_FIRST_SLOW ? hz : 1;
+			st->rate_hz = st->base_hz;
+			if (st->calls && st->cost_ns > 0) {
+				items[k] = st;
+				cost[k] = st->cost_ns / 1e9;
+				base[k] = st->base_hz;
+				k++;
+			}
 		}
+	nvml_fair_rates(cost, base, rate, k, budget);
+	for (size_t i = 0; i < k; i++)
+		items[i]->rate_hz = rate[i];
+	free(items);
+	free(cost);
+	free(base);
+	free(rate);
+}
+
+static int real_read_tick(struct nvml *n, unsigned gpu, unsigned tiers, struct nvml_raws *out,
+			  uint64_t *time_ns, uint64_t *mono_ns)
+{
+	struct real *rl = n->priv;
+	struct nvml_api *a = &rl->api;
+	struct real_gpu *g = &rl->gpu[gpu];
+	uint64_t now = now_mono_ns();
+
+	*time_ns = now_realtime_ns();
+	*mono_ns = now;
+	for (unsigned grp = 0; grp < G__COUNT; grp++) {
+		struct group_state *st = &g->grp[grp];
+		unsigned tier = grp < G_FIRST_SLOW ? NVML_TIER_FAST : NVML_TIER_SLOW;
+		int measure;
+		uint64_t t0 = 0;
+
+		if (!(tiers & tier))
+			continue;
+		if (n->cpu_budget > 0 && st->calls && st->rate_hz > 0 && st->rate_hz < st->base_hz) {
+			/* due after 1/rate, less half a base period of scheduling jitter */
+			double gap = 1e9 / st->rate_hz - 0.5e9 / st->base_hz;
+			if ((double)(now - st->last_ns) < gap)
+				continue;
+		}
+		/* measure the first calls, then one in eight: the clock read costs too */
+		measure = n->cpu_budget > 0 || st->calls < 4 || st->calls % 8 == 0;
+		if (measure)
+			t0 = thread_cpu_ns();
+		if (!read_group(a, g, grp, out))
+			continue;
+		if (measure) {
+			double c = (double)(thread_cpu_ns() - t0);
+			st->cost_ns = st->samples ? 0.8 * st->cost_ns + 0.2 * c : c;
+			st->samples++;
+		}
+		st->calls++;
+		st->last_ns = now;
+	}
+	if (n->cpu_budget > 0 && (!rl->planned_ns || now - rl->planned_ns >= 1000000000ull)) {
+		plan_rates(rl, n->cpu_budget, n->budget_hz);
+		rl->planned_ns = now;
 	}
 	return 0;
+}
+
+static void real_costs(struct nvml *n, struct strbuf *sb)
+{
+	struct real *rl = n->priv;
+
+	strbuf_addf(sb, "%-4s %-16s %10s %8s %10s\n", "gpu", "group", "cpu_us", "calls", "rate_hz");
+	for (unsigned i = 0; i < rl->ngpus; i++)
+		for (unsigned grp = 0; grp < G__COUNT; grp++) {
+			const struct group_state *st = &rl->gpu[i].grp[grp];
+			if (!st->calls)
+				continue;
+			strbuf_addf(sb, "%-4u %-16s %10.1f %8lu ", i, group_names[grp],
+				    st->cost_ns / 1000.0, st->calls);
+			if (n->cpu_budget > 0)
+				strbuf_addf(sb, "%10.2f\n", st->rate_hz);
+			else
+				strbuf_addf(sb, "%10s\n", "-");
+		}
 }
 
 const struct nvml_backend nvml_backend_real = {
@@ -667,4 +833,5 @@ const struct nvml_backend nvml_backend_real = {
 	.read_system = real_read_system,
 	.read_static = real_read_static,
 	.read_tick = real_read_tick,
+	.costs = real_costs,
 };

@@ -2,7 +2,8 @@
  * replay.c - the "replay" backend: feed raw readings recorded by
  * `gpuscope monitor --record FILE` (format in docs/monitor.md).
  *
- * The whole file is loaded at open.  Each GPU has its own cursor over its
+ * The whole file is loaded at open.  Recordings made one after another may
+ * be concatenated (`cat a.jsonl b.jsonl`): repeated headers are skipped.  Each GPU has its own cursor over its
  * recorded ticks; at the end the replay stops, or starts over when
  * n->replay_loop is set, shifting times so that they keep increasing.
  */
@@ -143,6 +144,8 @@ static int replay_open(struct nvml *n, const char *path, char *why, size_t whyle
 			if (!fs || strcmp(fs, "gpuscope-nvml-replay"))
 				problem = "not a gpuscope NVML replay (no \"format\" line)";
 			have_header = 1;
+		} else if (get(v, "format")) {
+			/* a header again: files recorded one after another, concatenated */
 		} else if (!(k = get(v, "k")) || !YAJL_IS_STRING(k)) {
 			problem = "no \"k\"";
 		} else if (!(kind = YAJL_GET_STRING(k))) {

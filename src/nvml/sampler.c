@@ -7,6 +7,8 @@
  * TRACE_EV_METRIC record named as in docs/monitor.md; an invalid one is not
  * written at all, so a reader never sees an unknown value as 0.  Each GPU
  * is described once by a TRACE_EV_DEVICE record whose id is the NVML index.
+ * The NVML calls are held to a CPU budget (nvml_set_budget): expensive reads
+ * are made less often than HZ and simply missing from the ticks in between.
  */
 #include "sampler.h"
 #include "nvml.h"
@@ -21,6 +23,14 @@
 #include <unistd.h>
 
 #define SAMPLER_MAX_HZ 100
+/*
+ * CPU budget of the NVML calls, as a fraction of one core: 0.8 % leaves
+ * room for the sampler's own work within the 1 % target.  NVML calls cost
+ * 0.1-15 ms of CPU each on an H200 VM (bench/RESULTS-nvml.md), so at 10 Hz
+ * the expensive ones (GPM) are read less often.  GPUSCOPE_GPU_METRICS_BUDGET
+ * (percent of a core; 0 = no budget) overrides it.
+ */
+#define SAMPLER_CPU_BUDGET 0.008
 #define SAMPLER_FLUSH_NS (5ull * 1000 * 1000 * 1000)
 
 struct nvml_sampler {
@@ -166,6 +176,8 @@ struct nvml_sampler *nvml_sampler_start(const char *path, unsigned hz, char *why
 	struct nvml_sampler *s;
 	pthread_condattr_t ca;
 	struct nvml *n;
+	const char *env;
+	double budget;
 
 	if (hz == 0 || hz > SAMPLER_MAX_HZ) {
 		snprintf(why, whylen, "GPU metric rate %u Hz is outside 1..%d", hz, SAMPLER_MAX_HZ);
@@ -174,6 +186,10 @@ struct nvml_sampler *nvml_sampler_start(const char *path, unsigned hz, char *why
 	n = nvml_open(getenv("GPUSCOPE_NVML_REPLAY"), why, whylen);
 	if (!n)
 		return NULL;
+	budget = SAMPLER_CPU_BUDGET;
+	if ((env = getenv("GPUSCOPE_GPU_METRICS_BUDGET")) && *env)
+		budget = atof(env) / 100.0;
+	nvml_set_budget(n, budget, hz);
 	s = xcalloc(1, sizeof(*s));
 	s->n = n;
 	s->hz = hz;
