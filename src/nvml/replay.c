@@ -49,6 +49,15 @@ static int num(yajl_val v, double *out)
 	return 0;
 }
 
+/* Nanosecond times need all 64 bits: not through a double. */
+static int num_u64(yajl_val v, uint64_t *out)
+{
+	if (!v || !YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 0)
+		return -1;
+	*out = (uint64_t)YAJL_GET_INTEGER(v);
+	return 0;
+}
+
 /* Parse the "r" array of a line into @out; returns 0 or a message. */
 static const char *parse_raws(yajl_val arr, struct nvml_raws *out)
 {
@@ -161,16 +170,17 @@ static int replay_open(struct nvml *n, const char *path, char *why, size_t whyle
 				problem = parse_raws(get(v, "r"), &g->statics);
 			} else {
 				struct replay_tick *t;
-				double tn, mn, tiers;
-				if (num(get(v, "t"), &tn) || num(get(v, "m"), &mn) ||
+				uint64_t tn, mn;
+				double tiers;
+				if (num_u64(get(v, "t"), &tn) || num_u64(get(v, "m"), &mn) ||
 				    num(get(v, "tiers"), &tiers)) {
 					problem = "a tick lacks \"t\", \"m\" or \"tiers\"";
 				} else {
 					ALLOC_GROW(g->tick, g->nr + 1, g->alloc);
 					t = &g->tick[g->nr++];
 					memset(t, 0, sizeof(*t));
-					t->time_ns = (uint64_t)tn;
-					t->mono_ns = (uint64_t)mn;
+					t->time_ns = tn;
+					t->mono_ns = mn;
 					t->tiers = (unsigned)tiers;
 					problem = parse_raws(get(v, "r"), &t->raws);
 				}
