@@ -15,6 +15,7 @@ static const struct mon_column columns[] = {
 	{ "pwr", 'p', "W", NVML_M_POWER, 1, 5, MON_COL_NUM },
 	{ "gtemp", 'p', "C", NVML_M_TEMP, 1, 5, MON_COL_NUM },
 	{ "mtemp", 'p', "C", NVML_M_MEM_TEMP, 1, 5, MON_COL_NUM },
+	{ "fan", 'p', "%", NVML_M_FAN, 1, 4, MON_COL_NUM },
 	{ "sm", 'u', "%", NVML_M_GPU_UTIL, 1, 4, MON_COL_NUM },
 	{ "mem", 'u', "%", NVML_M_MEM_UTIL, 1, 4, MON_COL_NUM },
 	{ "enc", 'u', "%", NVML_M_ENC_UTIL, 1, 4, MON_COL_NUM },

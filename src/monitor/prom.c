@@ -74,6 +74,7 @@ void mon_prom_render(struct strbuf *sb, const struct nvml *n, const struct nvml_
 	for (unsigned m = 0; m < NVML_M__COUNT; m++) {
 		const struct nvml_metric_info *mi = nvml_metric_info(m);
 		char name[96];
+		double v;
 
 		any = 0;
 		for (unsigned g = 0; g < ngpus; g++)
@@ -93,7 +94,11 @@ void mon_prom_render(struct strbuf *sb, const struct nvml *n, const struct nvml_
 			strbuf_addf(sb, "%s{", name);
 			labels(sb, n, g);
 			strbuf_addstr(sb, "} ");
-			value(sb, s[g].v[m] * (mi->dcgm ? mi->dcgm_scale : 1.0));
+			v = s[g].v[m] * (mi->dcgm ? mi->dcgm_scale : 1.0);
+			/* DCGM's memory fields are whole MiB */
+			if (mi->dcgm && !strcmp(mi->unit, "bytes"))
+				v = floor(v + 0.5);
+			value(sb, v);
 			strbuf_addch(sb, '\n');
 		}
 	}
