@@ -37,7 +37,8 @@ int cmd_health(int argc, char **argv)
 	size_t counts[4] = { 0 };
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+i:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "json"))
@@ -50,6 +51,8 @@ int cmd_health(int argc, char **argv)
 		case 'h':
 			printf("usage: %s\n", health_usage);
 			return EXIT_OK;
+		case ':':
+			return usage_error(health_usage, "option '%s' needs a value", argv[optind - 1]);
 		default:
 			return usage_error(health_usage, "unknown option '%s'", argv[optind - 1]);
 		}

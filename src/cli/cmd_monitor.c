@@ -220,6 +220,8 @@ static int monitor_run(struct mon_opts *o)
 		if (tick && sleep_until(next))
 			break;
 		next += o->interval_ms * 1000000ull;
+		if (next < now_mono_ns()) /* reading took longer than the interval: no burst */
+			next = now_mono_ns();
 		for (unsigned g = 0; g < n->sys.ngpus; g++) {
 			if (!sel[g])
 				continue;
@@ -329,21 +331,23 @@ int cmd_monitor(int argc, char **argv)
 	o.interval_ms = 1000;
 	o.hold = 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+s:c:i:h", opts, NULL)) != -1) {
+	opterr = 0;
+#define BAIL(x) do { free(o.alerts); return (x); } while (0)
+	while ((c = getopt_long(argc, argv, "+:s:c:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': o.groups = optarg; break;
 		case O_COLUMNS: o.names = optarg; break;
 		case 'c':
 			if (parse_ulong(optarg, "count", &o.count))
-				return EXIT_USAGE;
+				BAIL(EXIT_USAGE);
 			break;
 		case 'i': o.gpus = optarg; break;
 		case O_INTERVAL:
 			if (parse_ulong(optarg, "interval", &o.interval_ms))
-				return EXIT_USAGE;
+				BAIL(EXIT_USAGE);
 			if (o.interval_ms < 10 || o.interval_ms > 3600000)
-				return usage_error(monitor_usage, "interval %lu ms is outside 10..3600000",
-						   o.interval_ms);
+				BAIL(usage_error(monitor_usage, "interval %lu ms is outside 10..3600000",
+						   o.interval_ms));
 			break;
 		case O_FORMAT:
 			if (!strcmp(optarg, "table"))
@@ -353,8 +357,8 @@ int cmd_monitor(int argc, char **argv)
 			else if (!strcmp(optarg, "json"))
 				o.format = MON_JSON;
 			else
-				return usage_error(monitor_usage, "unknown format '%s': table, csv or json",
-						   optarg);
+				BAIL(usage_error(monitor_usage, "unknown format '%s': table, csv or json",
+						   optarg));
 			break;
 		case O_LOG: o.log = optarg; break;
 		case O_PROM: o.prom = optarg; break;
@@ -364,9 +368,9 @@ int cmd_monitor(int argc, char **argv)
 			break;
 		case O_HOLD:
 			if (parse_ulong(optarg, "alert-hold", &o.hold))
-				return EXIT_USAGE;
+				BAIL(EXIT_USAGE);
 			if (o.hold < 1 || o.hold > 1000)
-				return usage_error(monitor_usage, "alert-hold %lu is outside 1..1000", o.hold);
+				BAIL(usage_error(monitor_usage, "alert-hold %lu is outside 1..1000", o.hold));
 			break;
 		case O_ON_ALERT: o.on_alert = optarg; break;
 		case O_RECORD: o.record = optarg; break;
@@ -374,20 +378,20 @@ int cmd_monitor(int argc, char **argv)
 		case O_LOOP: o.loop = 1; break;
 		case 'h':
 			printf("usage: %s\n", monitor_usage);
-			return EXIT_OK;
+			BAIL(EXIT_OK);
+		case ':':
+			BAIL(usage_error(monitor_usage, "option '%s' needs a value", argv[optind - 1]));
 		default:
-			free(o.alerts);
-			return usage_error(monitor_usage, "unknown option '%s'", argv[optind - 1]);
+			BAIL(usage_error(monitor_usage, "unknown option '%s'", argv[optind - 1]));
 		}
 	}
 	if (optind != argc) {
-		free(o.alerts);
-		return usage_error(monitor_usage, "unexpected argument '%s'", argv[optind]);
+		BAIL(usage_error(monitor_usage, "unexpected argument '%s'", argv[optind]));
 	}
 	if (o.on_alert && !o.nalerts) {
-		free(o.alerts);
-		return usage_error(monitor_usage, "--on-alert needs at least one --alert");
+		BAIL(usage_error(monitor_usage, "--on-alert needs at least one --alert"));
 	}
+#undef BAIL
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
