@@ -309,7 +309,7 @@ static void test_sampler_report(void)
 		fprintf(stderr, "sampler: %s\n", why);
 		return;
 	}
-	usleep(800 * 1000); /* 50 recorded ticks at 100 Hz, then the replay ends */
+	usleep(1500 * 1000); /* 50 recorded ticks at 100 Hz (0.5 s), then the replay ends */
 	CHECK_EQ_I64(nvml_sampler_stop(s), 0);
 	model_init(&m);
 	CHECK_EQ_I64(model_load_report(&m, path), 0);
