@@ -274,8 +274,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "to stderr\n");
 		return 0;
 	} else if (!strcmp(mode, "fork")) {
-		pid_t pid = fork();
+		nvtxDomainHandle_t d = nvtxDomainCreateA("forkdomain");
+		nvtxStringHandle_t reg = nvtxDomainRegisterStringA(d, "registered before fork");
+		pid_t pid;
+		nvtxMarkA("before fork");
+		pid = fork();
 		if (pid == 0) {
+			nvtxEventAttributes_t a = { 0 };
+			a.version = NVTX_VERSION;
+			a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+			a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+			a.message.registered = reg;
+			nvtxDomainMarkEx(d, &a);
 			child_mark();
 			exit(0);
 		}
