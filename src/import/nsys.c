@@ -12,7 +12,9 @@
  * its backtrace and are skipped), NVTX_EVENTS to ranges, marks and names,
  * OSRT_API to os-runtime rows, TARGET_INFO_GPU to devices, GPU_METRICS to
  * metric rows, CUDA_GPU_MEMORY_USAGE_EVENTS to memory rows, ThreadNames and
- * PROCESSES to thread and process names.  globalTid packs
+ * PROCESSES to thread and process names.
+ * The export schema version (META_DATA_EXPORT) is not checked: tables and
+ * columns are probed instead.  globalTid packs
  * <hw:8><vm:8><pid:24><tid:24>.
  */
 #include "import_int.h"
@@ -743,24 +745,6 @@ static int load_names(struct nsys *n)
 	return 0;
 }
 
-static void host_name(struct nsys *n)
-{
-	sqlite3_stmt *st;
-	const char *table = has_table(n, "META_DATA_EXPORT") ? "META_DATA_EXPORT" :
-			    has_table(n, "EXPORT_META_DATA") ? "EXPORT_META_DATA" : NULL;
-	struct strbuf q = STRBUF_INIT;
-
-	if (!table)
-		return;
-	strbuf_addf(&q, "SELECT value FROM %s WHERE name = 'EXPORT_SCHEMA_VERSION'", table);
-	if (sqlite3_prepare_v2(n->db, q.buf, -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-			model_warn(n->m, "nsys: export schema %s", sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-	}
-	strbuf_release(&q);
-}
-
 static int nsys_read(struct nsys *n)
 {
 	struct model *m = n->m;
@@ -789,7 +773,6 @@ static int nsys_read(struct nsys *n)
 	    load_api(n) < 0 || load_nvtx(n) < 0 || load_osrt(n) < 0 ||
 	    load_gpu_metrics(n) < 0 || load_memory(n) < 0 || load_names(n) < 0)
 		return -1;
-	host_name(n);
 	if (n->backtrace_rows)
 		model_warn(m, "nsys: %" PRIu64 " CUDA backtrace rows (eventClass 67) repeat API calls already counted and were not imported",
 			   n->backtrace_rows);
