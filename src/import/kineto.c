@@ -195,7 +195,7 @@ static int parse_us_to_ns(const char *s, size_t len, uint64_t *out)
 		return 0;
 	}
 	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-		if (ip > (UINT64_MAX / 10000))
+		if (ip >= 1000000000000000ull) /* 1e16 us: past the year 2286 */
 			return -1;
 		ip = ip * 10 + (uint64_t)(s[i] - '0');
 	}
@@ -507,12 +507,18 @@ static uint32_t ev_stream(const struct kev *e)
 	return e->stream >= 0 ? (uint32_t)e->stream : (e->tid_ok ? u32(e->tid) : 0);
 }
 
+/* End of an event; a duration that would wrap is clamped. */
+static uint64_t ev_end(const struct kev *e)
+{
+	return e->ts + e->dur < e->ts ? UINT64_MAX : e->ts + e->dur;
+}
+
 static void add_range(struct kparser *p, const struct kev *e, uint32_t domain)
 {
 	struct trace_nvtx_range *r = MODEL_PUSH(p->m->nvtx);
 
 	r->start = e->ts;
-	r->end = e->ts + e->dur;
+	r->end = ev_end(e);
 	r->pid = u32(e->pid);
 	r->tid = r->end_tid = u32(e->tid);
 	r->name_id = model_intern(p->m, sb_str(&e->name));
@@ -666,7 +672,7 @@ static void finish_event(struct kparser *p)
 		struct trace_api *a = MODEL_PUSH(m->api);
 		note_host_pid(p, e->pid);
 		a->start = e->ts;
-		a->end = e->ts + e->dur;
+		a->end = ev_end(e);
 		a->pid = u32(e->pid);
 		a->tid = u32(e->tid);
 		a->correlation = u32(e->correlation);
@@ -678,7 +684,7 @@ static void finish_event(struct kparser *p)
 	case KC_KERNEL: {
 		struct trace_kernel *k = MODEL_PUSH(m->kernels);
 		k->start = e->ts;
-		k->end = e->ts + e->dur;
+		k->end = ev_end(e);
 		k->device = ev_device(e);
 		k->context = u32(e->context);
 		k->stream = ev_stream(e);
@@ -697,7 +703,7 @@ static void finish_event(struct kparser *p)
 	case KC_MEMCPY: {
 		struct trace_memcpy *c = MODEL_PUSH(m->memcpys);
 		c->start = e->ts;
-		c->end = e->ts + e->dur;
+		c->end = ev_end(e);
 		c->bytes = e->bytes > 0 ? (uint64_t)e->bytes : 0;
 		c->device = ev_device(e);
 		c->context = u32(e->context);
@@ -710,7 +716,7 @@ static void finish_event(struct kparser *p)
 	case KC_MEMSET: {
 		struct trace_memset *s = MODEL_PUSH(m->memsets);
 		s->start = e->ts;
-		s->end = e->ts + e->dur;
+		s->end = ev_end(e);
 		s->bytes = e->bytes > 0 ? (uint64_t)e->bytes : 0;
 		s->device = ev_device(e);
 		s->context = u32(e->context);
@@ -723,7 +729,7 @@ static void finish_event(struct kparser *p)
 		struct trace_sync *s = MODEL_PUSH(m->syncs);
 		p->saw_sync = 1;
 		s->start = e->ts;
-		s->end = e->ts + e->dur;
+		s->end = ev_end(e);
 		s->device = ev_device(e);
 		s->context = u32(e->context);
 		s->stream = e->stream >= 0 ? (uint32_t)e->stream : UINT32_MAX;
@@ -734,7 +740,7 @@ static void finish_event(struct kparser *p)
 	case KC_GPU_ANNOTATION: {
 		struct trace_nvtx_range *r = MODEL_PUSH(m->nvtx);
 		r->start = e->ts;
-		r->end = e->ts + e->dur;
+		r->end = ev_end(e);
 		r->category = ev_stream(e);
 		r->name_id = model_intern(m, sb_str(&e->name));
 		r->domain_id = p->dom_gpu_anno;
