@@ -350,7 +350,6 @@ static int load_syncs(struct nsys *n)
 	st = query(n, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", cols, &err);
 	if (!st)
 		return err;
-	n->m->has |= MODEL_HAS_SYNC;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct trace_sync *s = MODEL_PUSH(n->m->syncs);
 		int64_t t = col_i(st, 7);
@@ -783,7 +782,14 @@ static int nsys_read(struct nsys *n)
 		m->has |= MODEL_HAS_OSRT;
 	else
 		model_warn(m, "no OS-runtime data in this export (OSRT_API absent or empty): the starvation rule cannot attribute gaps to I/O");
-	if (!m->syncs.n)
+	/*
+	 * nsys records CUDA synchronisation activity whenever it traces CUDA,
+	 * so with API rows an empty or absent SYNCHRONIZATION table means none
+	 * happened (a lazy export leaves empty tables out).
+	 */
+	if (m->syncs.n || m->api.n)
+		m->has |= MODEL_HAS_SYNC;
+	else
 		model_warn(m, "no CUDA synchronisation records in this export: time blocked in synchronisation is not attributed");
 	if (!m->metrics.n)
 		model_warn(m, "no GPU metric samples in this export (nsys --gpu-metrics-devices was off)");

@@ -718,6 +718,9 @@ static void test_nsys_sample(void)
 	CHECK_STR(model_str(&m, m.procs.v[0].cmdline_id), "./saxpy-mpi-cuda");
 	CHECK(has_warning(&m, "no OS-runtime data in this export"));
 	CHECK(!(m.has & MODEL_HAS_OSRT));
+	/* CUDA was traced and no synchronisation happened: recorded, none */
+	CHECK_EQ_U64(m.syncs.n, 0);
+	CHECK(m.has & MODEL_HAS_SYNC);
 	model_release(&m);
 }
 
@@ -744,7 +747,17 @@ static void test_nsys_other_schema(void)
 		"CREATE TABLE OSRT_API(start INT, end INT, globalTid INT, nameId INT, returnValue INT);"
 		"INSERT INTO OSRT_API VALUES (60, 70, 704643115, 2, 4096), (71, 72, 704643115, 5, 0);"
 		"CREATE TABLE ENUM_CUDA_MEM_KIND(id INTEGER PRIMARY KEY, name TEXT, label TEXT);"
-		"INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0,'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE','Pageable');";
+		"INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0,'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE','Pageable');"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET(start INT, end INT, deviceId INT, streamId INT,"
+		"  globalPid INT, bytes INT, memKind INT, value INT);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (210, 220, 1, 13, 704643072, 64, 2, 0);"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(start INT, end INT, deviceId INT,"
+		"  streamId INT, globalPid INT, syncType INT, correlationId INT);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (230, 400, 1, 13, 704643072, 3, 12);"
+		"CREATE TABLE TARGET_INFO_GPU_METRICS(typeId INT, sourceId INT, typeName TEXT, metricId INT, metricName TEXT);"
+		"INSERT INTO TARGET_INFO_GPU_METRICS VALUES (65536, 1, 'GA100', 7, 'SMs Active');"
+		"CREATE TABLE GPU_METRICS(rawTimestamp INT, timestamp INT, typeId INT, metricId INT, value INT);"
+		"INSERT INTO GPU_METRICS VALUES (0, 150, 65536, 7, 42), (0, 160, 65536, 7, 43), (0, 170, 65536, 8, 1);";
 
 	CHECK_EQ_I64(sqlite3_open(p, &db), SQLITE_OK);
 	CHECK_EQ_I64(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
@@ -769,7 +782,21 @@ static void test_nsys_other_schema(void)
 	CHECK_EQ_U64(m.osrt.v[0].result, 4096);
 	CHECK(m.has & MODEL_HAS_OSRT);
 	CHECK(has_warning(&m, "1 OS-runtime calls of functions gpuscope does not model"));
-	CHECK(has_warning(&m, "no CUDA synchronisation records"));
+	/* memKind 2 is nsys's DEVICE (ENUM_CUDA_MEM_KIND numbers pageable 0) */
+	CHECK_EQ_U64(m.memsets.n, 1);
+	CHECK_EQ_U64(m.memsets.v[0].mem_kind, MEM_DEVICE);
+	CHECK_EQ_U64(m.memsets.v[0].bytes, 64);
+	CHECK_EQ_U64(m.syncs.n, 1);
+	CHECK_EQ_U64(m.syncs.v[0].type, SYNC_STREAM);
+	CHECK_EQ_U64(m.syncs.v[0].pid, 42);
+	CHECK(m.has & MODEL_HAS_SYNC);
+	/* two samples of a named metric; the row of an unknown metric id is dropped */
+	CHECK_EQ_U64(m.metrics.n, 2);
+	CHECK_STR(model_str(&m, m.metrics.v[0].name_id), "nsys:SMs Active");
+	CHECK_NEAR(m.metrics.v[1].value, 43, 0);
+	CHECK_EQ_U64(m.metrics.v[0].device, 1);
+	CHECK(m.has & MODEL_HAS_METRICS);
+	CHECK(!has_warning(&m, "no GPU metric samples"));
 	model_release(&m);
 }
 
