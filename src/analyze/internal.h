@@ -135,6 +135,7 @@ struct az_ctx {
 	struct interval *steps;    /* NVTX step instances in the window, or NULL */
 	size_t nsteps_nvtx;
 	char *step_source;
+	uint64_t warmup_skipped;    /* ns of the first step left out of the window */
 
 	int pytorch;               /* the report shows PyTorch */
 	int has_gpu;               /* any GPU work in the window */

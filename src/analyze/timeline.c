@@ -60,7 +60,7 @@ const char *az_cause_name(int cause)
 {
 	static const char *names[CAUSE__N] = {
 		"I/O", "waiting on other processes", "waiting on a lock", "sleeping",
-		"CPU data work (NVTX)", "CPU work outside traced calls", "after a synchronisation",
+		"preparing input data on the CPU", "CPU work outside traced calls", "after a synchronisation",
 		"copying from/to pageable memory", "allocating/freeing device memory",
 		"inside other CUDA API calls", "launching", "unknown (no CPU data)",
 	};
@@ -346,6 +346,7 @@ struct gpu_op {
 	int kind;                  /* 0 kernel, 1 copy, 2 set */
 	int comm;
 	int pageable;
+	int htod;                  /* a host-to-device copy */
 };
 
 struct tl {
@@ -588,6 +589,20 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 					p.name[CAUSE_SYNC] = (uint64_t)1 << 40 | l->credit_name[ui];
 			}
 		}
+		/*
+		 * Host work that ends in a host-to-device copy prepared that copy's
+		 * data: the input pipeline, whatever calls it made on the way.
+		 */
+		if (next->htod) {
+			static const int prep[] = { CAUSE_CPU, CAUSE_LOCK, CAUSE_SLEEP };
+			for (size_t k = 0; k < ARRAY_SIZE(prep); k++) {
+				if (!p.ns[prep[k]])
+					continue;
+				p.ns[CAUSE_DATA_CPU] += p.ns[prep[k]];
+				p.ns[prep[k]] = 0;
+				p.name[CAUSE_DATA_CPU] = (uint64_t)4 << 40 | (la ? la->name_id : 0);
+			}
+		}
 		if (!l->pid_has_cpu[ui] && !la) {
 			memset(&p, 0, sizeof(p));
 			add_part(&p, CAUSE_UNKNOWN, len, 0);
@@ -771,6 +786,7 @@ void az_build_timeline(struct az_ctx *c)
 			op.start = k->start; op.end = k->end; op.pid = k->pid; op.device = k->device;
 			op.corr = k->correlation; op.kind = 1;
 			op.pageable = k->src_kind == MEM_PAGEABLE || k->dst_kind == MEM_PAGEABLE;
+			op.htod = k->kind == COPY_HTOD;
 		} else {
 			const struct trace_memset *k = &m->memsets.v[is++];
 			op.start = k->start; op.end = k->end; op.pid = k->pid; op.device = k->device;

@@ -167,6 +167,12 @@ static void test_dataloader(void)
 	model_release(&m);
 }
 
+/* CPU-only batch preparation before a host-to-device copy is data loading too. */
+static void test_dataloader_cpu(void)
+{
+	check_case("dataloader-cpu", 0.02, "host work before a host-to-device copy");
+}
+
 static void test_launch_bound(void)
 {
 	check_case("launch-bound", 0.03, "CUDA graph");
@@ -430,6 +436,7 @@ static void test_huge_numbers(void)
 
 static const struct gstest tests[] = {
 	GSTEST(test_dataloader),
+	GSTEST(test_dataloader_cpu),
 	GSTEST(test_launch_bound),
 	GSTEST(test_sync),
 	GSTEST(test_pageable),
