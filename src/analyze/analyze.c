@@ -566,7 +566,8 @@ int analyze_run(const struct model *m, const struct analyze_opts *o, struct anal
 	input_notes(&c);
 	for (size_t i = 0; i < az_nrules; i++)
 		az_rules[i].run(&c, &az_rules[i]);
-	qsort(r->findings, r->n, sizeof(*r->findings), cmp_finding);
+	if (r->n > 1)
+		qsort(r->findings, r->n, sizeof(*r->findings), cmp_finding);
 out:
 	az_release_timeline(&c);
 	ivset_release(&c.win);
