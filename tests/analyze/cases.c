@@ -370,8 +370,10 @@ static int c_throttle(const char *path, int fixed)
 		uint64_t a = T0 - 1 * MS + (uint64_t)i * 10 * US;
 		synth_kernel(&s, MAIN, a, a + 4 * US, t, t + 5 * MS, &K_GEMM);
 		synth_metric(&s, t + 2 * MS, 0, "sm_clock_mhz", fixed ? 1980 : 1500);
-		synth_metric(&s, t + 2 * MS, 0, "temperature_c", fixed ? 60 : 90);
-		synth_metric(&s, t + 2 * MS, 0, "clock_event_reasons", fixed ? 0 : 0x20);
+		synth_metric(&s, t + 2 * MS, 0, "temp_c", fixed ? 60 : 90);
+		synth_metric(&s, t + 2 * MS, 0, "temp_slowdown_c", 87); /* a limit, not a reading */
+		synth_metric(&s, t + 2 * MS, 0, "sm_clock_max_mhz", 1980);
+		synth_metric(&s, t + 2 * MS, 0, "throttle_reasons", fixed ? 0 : 0x20);
 		t += 5 * MS + 1 * US;
 	}
 	return synth_close(&s);
