@@ -4,6 +4,7 @@
  */
 #include "gstest.h"
 #include "analyze/analyze.h"
+#include "analyze/internal.h"
 #include "cases.h"
 #include "synth.h"
 
@@ -434,7 +435,44 @@ static void test_huge_numbers(void)
 	run_edge(p, NULL);
 }
 
+/* docs/rules.md documents every rule and every threshold with its default. */
+static void test_docs(void)
+{
+	char path[4096], *doc = NULL, line[512];
+	size_t len = 0, cap = 0, n;
+	const char *root = getenv("GS_SOURCE_DIR");
+	FILE *f;
+
+#ifdef GS_SOURCE_DIR_DEFAULT
+	if (!root)
+		root = GS_SOURCE_DIR_DEFAULT;
+#endif
+	snprintf(path, sizeof(path), "%s/docs/rules.md", root ? root : ".");
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	do {
+		ALLOC_GROW(doc, len + 4096 + 1, cap);
+		n = fread(doc + len, 1, 4096, f);
+		len += n;
+	} while (n);
+	fclose(f);
+	doc[len] = 0;
+	for (size_t i = 0; i < az_nrules; i++) {
+		const struct az_rule *r = &az_rules[i];
+		snprintf(line, sizeof(line), "### `%s`", r->id);
+		CHECK_CONTAINS(doc, line);
+		for (size_t k = 0; r->params[k].key; k++) {
+			snprintf(line, sizeof(line), "| `%s` | %.15g |", r->params[k].key, r->params[k].def);
+			CHECK_CONTAINS(doc, line);
+		}
+	}
+	free(doc);
+}
+
 static const struct gstest tests[] = {
+	GSTEST(test_docs),
 	GSTEST(test_dataloader),
 	GSTEST(test_dataloader_cpu),
 	GSTEST(test_launch_bound),
