@@ -21,14 +21,10 @@ double az_div(double a, double b)
 	return isfinite(r) ? r : 0;
 }
 
-int az_in_win(const struct az_ctx *c, uint64_t t)
+int az_in_win_slow(const struct az_ctx *c, uint64_t t)
 {
 	size_t lo = 0, hi = c->win.n;
 
-	if (t < c->lo || t >= c->hi)
-		return 0;
-	if (c->win.n <= 1)
-		return 1;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		if (c->win.v[mid].end <= t)

@@ -34,7 +34,22 @@ static double device_speedup(const struct az_ctx *c)
 		return 7.4;
 	if (d->cc_major >= 10)
 		return 8;
-	return 4;
+	return 4; /* Volta/Turing: FP16 tensor cores only, with mixed precision */
+}
+
+static uint32_t cc_major(const struct az_ctx *c)
+{
+	uint32_t cc = 0;
+
+	for (size_t i = 0; i < c->m->devices.n; i++)
+		if (c->m->devices.v[i].cc_major > cc)
+			cc = c->m->devices.v[i].cc_major;
+	return cc;
+}
+
+static int has_cc(const struct az_ctx *c)
+{
+	return cc_major(c) != 0;
 }
 
 void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
@@ -81,7 +96,8 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 	if (gain < az_param(c, self, "min_gain"))
 		return;
 	strbuf_addf(&ev, "assumed tensor-core speedup %.1fx (%s)\n", speedup,
-		    az_param(c, self, "speedup") > 0 ? "tensor-cores-unused.speedup" : "peak TF32/FP32 ratio of this GPU");
+		    az_param(c, self, "speedup") > 0 ? "tensor-cores-unused.speedup"
+		    : has_cc(c) ? "peak tensor-core/FP32 ratio of this GPU" : "GPU model not in the report");
 	strbuf_addf(&ev, "GEMM/convolution kernels: %s, of which %s (%llu launches, %.0f%% of GPU busy time) on "
 		    "non-tensor-core paths and %s on tensor cores\n",
 		    fmt_duration(b1, sizeof(b1), (double)gemm), fmt_duration(b2, sizeof(b2), (double)non),
@@ -110,7 +126,10 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 	       "non-tensor-core GEMM/convolution kernel time x (1 - 1/speedup) / analysed GPU time, speedup = the "
 	       "GPU's peak TF32 tensor-core / FP32 ratio (tensor-cores-unused.speedup), which large GEMMs reach",
 	       ev.buf,
-	       c->pytorch
+	       c->pytorch && cc_major(c) && cc_major(c) < 8
+	       ? "This GPU's tensor cores take FP16 only: run the model in mixed precision (torch.autocast(\"cuda\", "
+		 "dtype=torch.float16) with torch.cuda.amp.GradScaler); keep matrix dimensions multiples of 8"
+	       : c->pytorch
 	       ? "Let FP32 matmuls use TF32 tensor cores (torch.set_float32_matmul_precision(\"high\"), "
 		 "torch.backends.cudnn.allow_tf32 = True) or run the model in mixed precision (torch.autocast(\"cuda\", "
 		 "dtype=torch.bfloat16)); keep matrix dimensions multiples of 8 (16 for FP8)"

@@ -90,22 +90,40 @@ static int osrt_cause(unsigned f)
 	}
 }
 
+/*
+ * Data-work names: a word of the name (split at non-letters and at
+ * lower-to-upper case changes) is one of the words below.  Names with
+ * "parallel" are model wrappers (DataParallel, DistributedDataParallel).
+ */
 int az_is_data_name(const char *name)
 {
 	static const char *const words[] = {
-		"data", "load", "batch", "fetch", "read", "decode", "augment", "transform",
-		"collate", "preprocess", "prefetch", "input", "dataset", "sampler",
+		"data", "dataloader", "dataset", "load", "loader", "loading", "batch", "batches",
+		"fetch", "read", "decode", "augment", "augmentation", "transform", "transforms",
+		"collate", "preprocess", "preprocessing", "prefetch", "input", "inputs", "sampler",
+		"io",
 	};
-	char low[128];
-	size_t i;
+	char w[64];
+	size_t n = 0;
+	int hit = 0;
 
-	for (i = 0; name[i] && i + 1 < sizeof(low); i++)
-		low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
-	low[i] = 0;
-	for (i = 0; i < ARRAY_SIZE(words); i++)
-		if (strstr(low, words[i]))
-			return 1;
-	return 0;
+	if (strcasestr(name, "parallel"))
+		return 0;
+	for (const char *p = name;; p++) {
+		int alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z');
+		int split = !alpha || (n && *p >= 'A' && *p <= 'Z' && p[-1] >= 'a' && p[-1] <= 'z');
+		if (split && n) {
+			w[n] = 0;
+			for (size_t i = 0; i < ARRAY_SIZE(words) && !hit; i++)
+				hit = !strcmp(w, words[i]);
+			n = 0;
+		}
+		if (!*p || hit)
+			break;
+		if (alpha && n + 1 < sizeof(w))
+			w[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+	}
+	return hit;
 }
 
 /* ---- kernel classes ---- */
@@ -561,6 +579,8 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 			int cause = CAUSE_LAUNCH;
 			if (la && is_pageable_copy(m, la, next))
 				cause = CAUSE_PAGEABLE;
+			else if (b - L >= l->launch_max_gap)
+				cause = CAUSE_API; /* a launch that long loads modules or waits: not launch overhead */
 			add_part(&p, cause, b - L, la ? (uint64_t)1 << 40 | la->name_id : 0);
 		}
 		if (blk && c->api_class[blk->name_id] == API_FREE) {
