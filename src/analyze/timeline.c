@@ -93,7 +93,9 @@ static int osrt_cause(unsigned f)
 /*
  * Data-work names: a word of the name (split at non-letters and at
  * lower-to-upper case changes) is one of the words below.  Names with
- * "parallel" are model wrappers (DataParallel, DistributedDataParallel).
+ * "parallel" are model wrappers (DataParallel, DistributedDataParallel);
+ * qualified names ("aten::batch_norm") are framework operators, not ranges
+ * a user put around data work.
  */
 int az_is_data_name(const char *name)
 {
@@ -107,7 +109,7 @@ int az_is_data_name(const char *name)
 	size_t n = 0;
 	int hit = 0;
 
-	if (strcasestr(name, "parallel"))
+	if (strcasestr(name, "parallel") || strstr(name, "::"))
 		return 0;
 	for (const char *p = name;; p++) {
 		int alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z');

@@ -224,6 +224,21 @@ static void test_throttle(void)
 	check_case("throttle", 0.02, "thermal");
 }
 
+static void test_data_names(void)
+{
+	CHECK(az_is_data_name("load_batch"));
+	CHECK(az_is_data_name("DataLoader"));
+	CHECK(az_is_data_name("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
+	CHECK(az_is_data_name("preprocess images"));
+	CHECK(az_is_data_name("readInput"));
+	CHECK(!az_is_data_name("DistributedDataParallel.forward"));
+	CHECK(!az_is_data_name("aten::batch_norm"));
+	CHECK(!az_is_data_name("forward"));
+	CHECK(!az_is_data_name("thread"));   /* "read" inside a word is not the word */
+	CHECK(!az_is_data_name("reload_weights"));
+	CHECK(!az_is_data_name(""));
+}
+
 /* --set overrides a threshold; bad names are errors, not ignored. */
 static void test_set(void)
 {
@@ -485,6 +500,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_comm),
 	GSTEST(test_memory),
 	GSTEST(test_throttle),
+	GSTEST(test_data_names),
 	GSTEST(test_set),
 	GSTEST(test_window),
 	GSTEST(test_nvtx_steps),
