@@ -470,6 +470,11 @@ static void input_notes(struct az_ctx *c)
 	if (c->has_gpu && !(m->has & MODEL_HAS_OSRT))
 		az_note(c, "no OS-runtime records: I/O, locks and sleeps cannot be told apart from "
 			"CPU work (record with --trace=osrt)");
+	if (c->cause[CAUSE_INIT].ns) {
+		char b[64];
+		az_note(c, "%s of GPU idle time was one-time CUDA start-up (context creation, module loading); "
+			"no gain counts it", fmt_duration(b, sizeof(b), (double)c->cause[CAUSE_INIT].ns));
+	}
 	if (c->warmup_skipped)
 		az_note(c, "the first step (%.3f s, warm-up) is left out; --start 0 analyses everything",
 			(double)c->warmup_skipped / 1e9);
@@ -550,6 +555,8 @@ int analyze_run(const struct model *m, const struct analyze_opts *o, struct anal
 		free(seen);
 	}
 	c.pytorch = detect_pytorch(m);
+	for (size_t i = 0; i < m->api.n && !c.has_runtime; i++)
+		c.has_runtime = m->api.v[i].domain == TRACE_API_RUNTIME;
 	find_nvtx_steps(&c);
 	skip_warmup(&c);
 	az_build_timeline(&c);

@@ -52,7 +52,7 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 	}
 	for (size_t i = 0; i < m->api.n; i++) {
 		const struct trace_api *a = &m->api.v[i];
-		if (c->api_class[a->name_id] != API_LAUNCH || !az_in_win(c, a->start))
+		if (c->api_class[a->name_id] != API_LAUNCH || !az_in_win(c, a->start) || !az_api_counted(c, a))
 			continue;
 		nlaunch++;
 		launch_ns += a->end > a->start ? a->end - a->start : 0;
@@ -109,7 +109,11 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 		    fmt_duration(b1, sizeof(b1), (double)graph_gap));
 	az_add(c, "launch-bound", az_severity(gain), gain,
 	       "Launch-bound: the GPU waits for the CPU to launch short kernels", formula.buf, ev.buf,
-	       c->pytorch
+	       ngraph * 2 >= nk
+	       ? "Most kernels already come from CUDA graphs: capture larger graphs (a whole step, or several) so that one "
+		 "launch covers more work, fuse the tiny kernels inside them, and launch graphs ahead instead of waiting "
+		 "between them"
+	       : c->pytorch
 	       ? "Cut the per-kernel CPU cost: capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or "
 		 "torch.cuda.CUDAGraph / torch.cuda.make_graphed_callables), fuse small element-wise ops with torch.compile, "
 		 "use fused/foreach optimizers (fused=True), and raise the batch size so each kernel does more work"

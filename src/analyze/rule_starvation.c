@@ -61,7 +61,12 @@ static size_t where_of(const struct az_ctx *c, const int *causes, size_t n, stru
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < 3; j++) {
 			const struct interval *iv = &c->cause[causes[i]].big[j];
+			int dup = 0;
 			if (iv->end <= iv->start)
+				continue;
+			for (size_t q = 0; q < k; q++)
+				dup |= out[q].start == iv->start && out[q].end == iv->end;
+			if (dup)
 				continue;
 			if (k < 3) {
 				out[k++] = *iv;
