@@ -45,6 +45,23 @@ PY
   check "$c: fixed twin exit 0" test $? -eq 0
 done
 
+# every report and trace under tests/data: no crash, no NaN, valid JSON
+src=${GS_SOURCE_DIR:-.}
+while IFS= read -r f; do
+  [ -f "$f" ] || continue
+  timeout 120 "$G" analyze "$f" >"$T/d.txt" 2>"$T/d.err"; rc=$?
+  case $rc in
+    0) check "tests/data $(basename "$f"): analysed, no NaN" no_nan "$T/d.txt" ;;
+    2) check "tests/data $(basename "$f"): rejected with one line" test "$(wc -l <"$T/d.err")" -le 1 ;;
+    *) check "tests/data $(basename "$f"): exit $rc" false ;;
+  esac
+  if [ "$rc" -eq 0 ] && command -v python3 >/dev/null; then
+    timeout 120 "$G" analyze --format json "$f" >"$T/d.json"
+    check "tests/data $(basename "$f"): valid JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/d.json"
+  fi
+done < <(find "$src/tests/data" -type f \( -name '*.gpuscope' -o -name '*.json' -o -name '*.json.gz' -o -name '*.sqlite' \) \
+           ! -name 'timings.json' 2>/dev/null | sort)
+
 # edge cases and bad input
 "$GEN" dataloader broken "$T/dl.gpuscope"
 "$G" analyze --start 0.5 --end 1s "$T/dl.gpuscope" >"$T/w.txt"
