@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# run.sh - collector overhead per NVTX push/pop pair and per traced blocking
+# call, against the same program without the collector.
+#
+#   bash bench/nvtx/run.sh [BUILD_DIR] [RUNS]      (defaults: build, 7)
+#
+# For each case the plain and the profiled program run alternately RUNS
+# times; the medians and their difference (the overhead per operation) are
+# printed.  "osrt>=thr" profiles with --osrt-threshold 0, so every call is
+# recorded; "osrt<thr" uses the default 1 us threshold, under which a 0-byte
+# read is timed but not recorded.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+b=${1:-build}
+runs=${2:-7}
+g=$b/gpuscope
+[ -x "$g" ] || { echo "run.sh: build gpuscope first (bash scripts/build.sh $b)" >&2; exit 1; }
+tmp=$(mktemp -d /tmp/gs-bench-nvtx.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cc -O2 -std=c11 -D_GNU_SOURCE -I/usr/local/cuda/include bench/nvtx/bench_nvtx.c -ldl -o "$tmp/bench"
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+one() { # CASE N MODE -> ns per op
+  local c=$1 n=$2 mode=$3
+  case $mode in
+    plain) "$tmp/bench" "$c" "$n" ;;
+    prof) "$g" profile --force -o "$tmp/r" --no-gpu-metrics --trace=nvtx,osrt -- "$tmp/bench" "$c" "$n" 2>/dev/null ;;
+    prof0) "$g" profile --force -o "$tmp/r" --no-gpu-metrics --trace=nvtx,osrt --osrt-threshold 0 -- "$tmp/bench" "$c" "$n" 2>/dev/null ;;
+  esac | awk '{ print $2 }'
+}
+
+bench() { # LABEL CASE N PROFMODE
+  local label=$1 c=$2 n=$3 pm=$4 p=() q=()
+  for _ in $(seq "$runs"); do
+    p+=("$(one "$c" "$n" plain)")
+    q+=("$(one "$c" "$n" "$pm")")
+  done
+  local mp mq
+  mp=$(printf '%s\n' "${p[@]}" | median)
+  mq=$(printf '%s\n' "${q[@]}" | median)
+  printf '%-28s plain %8.1f ns   profiled %8.1f ns   overhead %8.1f ns/op\n' "$label" "$mp" "$mq" \
+    "$(awk -v a="$mq" -v b="$mp" 'BEGIN { print a - b }')"
+}
+
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, $runs alternating runs each, medians"
+bench "nvtx push/pop pair" pushpop 2000000 prof
+bench "read(fd,buf,0) osrt<thr" read0 500000 prof
+bench "read(fd,buf,0) osrt>=thr" read0 500000 prof0
+bench "nanosleep(0) osrt>=thr" nsleep0 100000 prof0

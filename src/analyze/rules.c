@@ -1,0 +1,107 @@
+/*
+ * rules.c - the one table of analysis rules.
+ *
+ * To add a rule: write src/analyze/rule_<name>.c with
+ * `void rule_<name>(struct az_ctx *c, const struct az_rule *self)`, declare it
+ * in internal.h, add a row below with its thresholds (each with the reason
+ * for its default), and document it in docs/rules.md.
+ */
+#include "internal.h"
+
+#define MIN_GAIN { "min_gain", 0.02, "findings under 2% of wall time are within run-to-run noise of real training steps (GPU-MACHINE.md: 28.7-34.3 ms for one ResNet-50 step)" }
+
+static const struct az_param p_starvation[] = {
+	{ "min_gap_us", 2, "gaps under 2 us are the GPU's own spacing between queued kernels (about 1 us on Hopper); longer ones with an empty queue are starvation" },
+	{ "sync_tolerance_us", 50, "a blocked thread wakes a few us after the GPU drains; 50 us also covers CPU/GPU clock skew" },
+	{ "period_min_gap_us", 200, "step boundaries of training loops leave gaps of hundreds of us or more; shorter ones are launch jitter" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_launch[] = {
+	{ "short_kernel_us", 10, "a kernel shorter than the 5-10 us a CPU thread needs to launch one cannot keep the GPU busy" },
+	{ "max_gap_us", 100, "CPU pauses under 100 us between launches are framework dispatch (PyTorch eager: 10-50 us per op); longer ones are host work" },
+	{ "graph_gap_us", 1, "kernels replayed from a CUDA graph start about 1 us apart: the part of each gap a graph cannot remove" },
+	{ "min_short_share", 0.5, "launch-bound needs most kernels to be short (or launch time >= kernel time)" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_sync[] = {
+	{ "item_bytes", 1024, "a device-to-host copy of at most 1 KiB followed by a wait is a scalar read (.item(), a loss or a flag)" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_copies[] = {
+	{ "pinned_gbps", 0, "0 = the report's own pinned copies of the same direction; without any, what PCIe gives in practice: 50 GB/s for Hopper and later (PCIe 5 x16), 25 GB/s before (PCIe 4 x16)" },
+	{ "small_bytes", 65536, "under 64 KiB a PCIe copy costs mostly its fixed ~5-10 us; nsys's sync-copy rule also ignores small host-to-device copies" },
+	{ "min_small_count", 100, "a few small copies are normal; hundreds in the window are a pattern worth batching" },
+	{ "min_copy_bytes", 1048576, "copies of at least 1 MiB are worth overlapping with compute" },
+	{ "duplex", 0.5, "an upload and a download at the same time reach about 1.5x one direction's bandwidth (separate copy engines, shared host memory and PCIe credits)" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_comm[] = {
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_tensor[] = {
+	{ "speedup", 0, "0 = by device: the peak dense TF32 tensor-core / FP32 ratio, 8 on A100 (cc 8.0), 7.4 on H100/H200 (cc 9.x), 8 on Blackwell, 2 on GA10x/AD10x (cc 8.6/8.9, BF16 vs FP32), 4 when unknown" },
+	{ "min_share", 0.05, "non-tensor-core GEMM/convolution kernels must take at least 5% of GPU time to matter" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_underfill[] = {
+	{ "hot_share", 0.05, "only kernels that take at least 5% of GPU time are worth reshaping" },
+	{ "assumed_sms", 132, "SM count used when the report has no device row (H100/H200 have 132)" },
+	{ "target_warps_per_sm", 16, "about 16 resident warps per SM (25% occupancy) hide most arithmetic and memory latency; fewer leave the SM's pipelines waiting" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_alloc[] = {
+	{ "min_count", 10, "a few allocations after warm-up happen in any program; ten or more are churn" },
+	{ "warmup_share", 0.1, "without NVTX steps, the first 10% of the window is warm-up, where allocations are expected" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_memory[] = {
+	{ "near_full", 0.9, "above 90% of device memory an allocator starts to fail or to free its cache and retry" },
+	{ "growth_share", 0.1, "live memory growing by 10% of its peak across the steady state, step after step, is a leak" },
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_throttle[] = {
+	{ "temp_c", 85, "NVIDIA data-centre GPUs start to slow their clocks for heat near 85-90 C" },
+	{ "clock_ratio", 0.9, "an SM clock under 90% of the maximum while the GPU is busy is a throttled clock, not power saving" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+const struct az_rule az_rules[] = {
+	{ "gpu-starvation", "GPU starved by the CPU", rule_starvation, p_starvation,
+	  "data-loading,gpu-starvation" },
+	{ "launch-bound", "Launch-bound: short kernels, empty GPU queue", rule_launch, p_launch,
+	  "launch-bound" },
+	{ "synchronization", "Blocking synchronisation followed by GPU idle time", rule_sync, p_sync,
+	  "synchronization" },
+	{ "copies", "Slow or serialised memory copies", rule_copies, p_copies,
+	  "pageable-copy,serial-copy,small-copies" },
+	{ "exposed-communication", "Communication not overlapped with compute", rule_comm, p_comm,
+	  "exposed-communication" },
+	{ "tensor-cores-unused", "GEMM/convolution kernels not using tensor cores", rule_tensor_cores,
+	  p_tensor, "tensor-cores-unused" },
+	{ "under-filled-launch", "Hot kernels with fewer blocks than SMs", rule_underfill, p_underfill,
+	  "under-filled-launch" },
+	{ "allocation-churn", "Device memory allocated and freed in the steady state", rule_alloc,
+	  p_alloc, "allocation-churn" },
+	{ "memory-pressure", "Device memory near capacity or growing", rule_memory, p_memory,
+	  "memory-pressure" },
+	{ "throttling", "GPU clocks throttled", rule_throttle, p_throttle, "throttling" },
+};
+const size_t az_nrules = ARRAY_SIZE(az_rules);
