@@ -357,6 +357,7 @@ static int cmp_u64(uint64_t a, uint64_t b)
 struct end_key {
 	uint64_t key;
 	size_t idx;
+	int used;
 };
 
 static int cmp_end_key(const void *a, const void *b)
@@ -379,6 +380,7 @@ static void join_nvtx_ends(struct loader *l)
 	for (size_t i = 0; i < l->ends.n; i++) {
 		keys[nk].key = ((uint64_t)l->end_streams.v[i] << 44) ^ l->ends.v[i].range_id;
 		keys[nk].idx = i;
+		keys[nk].used = 0;
 		nk++;
 	}
 	qsort(keys, nk, sizeof(*keys), cmp_end_key);
@@ -395,14 +397,21 @@ static void join_nvtx_ends(struct loader *l)
 		probe.key = ((uint64_t)stream << 44) ^ r->range_id;
 		hit = bsearch(&probe, keys, nk, sizeof(*keys), cmp_end_key);
 		if (hit) {
+			/* several ends may share a key: take the first unused one */
+			while (hit > keys && hit[-1].key == probe.key)
+				hit--;
+			while (hit < keys + nk && hit->key == probe.key && hit->used)
+				hit++;
+		}
+		if (hit && hit < keys + nk && hit->key == probe.key) {
 			const struct trace_nvtx_end *e = &l->ends.v[hit->idx];
 			r->end = e->end;
 			r->end_tid = e->tid;
-			hit->key = UINT64_MAX; /* used; a second start with the same id stays open */
+			hit->used = 1; /* a second start with the same id takes the next end */
 		}
 	}
 	for (size_t i = 0; i < nk; i++)
-		if (keys[i].key != UINT64_MAX)
+		if (!keys[i].used)
 			m->nvtx_orphan_ends++;
 	free(keys);
 }
@@ -580,7 +589,12 @@ static int cmp_thread(const void *pa, const void *pb)
 {
 	const struct model_thread *a = pa, *b = pb;
 	int c = cmp_u64(a->pid, b->pid);
-	return c ? c : cmp_u64(a->tid, b->tid);
+
+	if (!c)
+		c = cmp_u64(a->tid, b->tid);
+	if (!c) /* in time order, so that the latest name wins */
+		c = cmp_u64(a->first, b->first);
+	return c ? c : cmp_u64(a->name_id, b->name_id);
 }
 
 /* Sort only when needed: collectors mostly write in order already. */
@@ -631,7 +645,7 @@ static void merge_threads(struct model *m)
 			if (t->last > o->last)
 				o->last = t->last;
 			if (t->name_id)
-				o->name_id = t->name_id; /* a later name wins; sorted stably enough */
+				o->name_id = t->name_id; /* rows are in time order: the latest name wins */
 			continue;
 		}
 		m->threads.v[out++] = *t;
