@@ -249,7 +249,7 @@ int export_chrome(const struct model *m, struct xout *o, const struct export_opt
 {
 	struct lay l;
 	struct cj c;
-	struct lay_iter it = { { 0 } };
+	struct lay_iter it = { .started = 0 };
 	int src;
 	size_t row;
 	uint64_t s, e;

@@ -169,6 +169,8 @@ void lay_span(const struct model *m, int src, size_t i, uint64_t *s, uint64_t *e
 /* Visit every slice row of every source in order of start (ties: the longer first). */
 struct lay_iter {
 	size_t pos[SRC__COUNT];
+	uint64_t hs[SRC__COUNT], he[SRC__COUNT]; /* span of each head row */
+	int started;
 };
 /* The next slice: sets *src and *row; returns 0 at the end. */
 int lay_next(const struct model *m, struct lay_iter *it, int *src, size_t *row, uint64_t *s,

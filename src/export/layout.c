@@ -252,21 +252,34 @@ static size_t src_len(const struct model *m, int src)
 	return 0;
 }
 
+static void load_head(const struct model *m, struct lay_iter *it, int k)
+{
+	if (it->pos[k] < src_len(m, k)) {
+		lay_span(m, k, it->pos[k], &it->hs[k], &it->he[k]);
+	} else {
+		it->hs[k] = UINT64_MAX; /* exhausted */
+		it->he[k] = 0;
+	}
+}
+
 int lay_next(const struct model *m, struct lay_iter *it, int *src, size_t *row, uint64_t *s,
 	     uint64_t *e)
 {
 	int best = -1;
-	uint64_t bs = 0, be = 0;
+	uint64_t bs = UINT64_MAX, be = 0;
 
+	if (!it->started) {
+		for (int k = 0; k < SRC__COUNT; k++)
+			load_head(m, it, k);
+		it->started = 1;
+	}
 	for (int k = 0; k < SRC__COUNT; k++) {
-		uint64_t ks, ke;
-		if (it->pos[k] >= src_len(m, k))
+		if (it->hs[k] == UINT64_MAX && it->pos[k] >= src_len(m, k))
 			continue;
-		lay_span(m, k, it->pos[k], &ks, &ke);
-		if (best < 0 || ks < bs || (ks == bs && ke > be)) {
+		if (best < 0 || it->hs[k] < bs || (it->hs[k] == bs && it->he[k] > be)) {
 			best = k;
-			bs = ks;
-			be = ke;
+			bs = it->hs[k];
+			be = it->he[k];
 		}
 	}
 	if (best < 0)
@@ -275,6 +288,7 @@ int lay_next(const struct model *m, struct lay_iter *it, int *src, size_t *row, 
 	*row = it->pos[best]++;
 	*s = bs;
 	*e = be;
+	load_head(m, it, best);
 	return 1;
 }
 
@@ -301,36 +315,63 @@ const char *lay_slice_name(const struct model *m, int src, size_t row)
 	return "";
 }
 
+/*
+ * Link each API call to the first GPU operation with its (pid, correlation
+ * id).  Correlation ids of one process are small and dense in practice, so
+ * a single-process model uses an array indexed by id; otherwise a hash map.
+ */
 static void link_flows(struct lay *l)
 {
 	const struct model *m = l->m;
 	struct u64map api = { 0 };
+	uint32_t *dense = NULL, max_corr = 0, pid0 = m->api.n ? m->api.v[0].pid : 0;
+	int one_pid = 1;
 
 	for (size_t i = 0; i < m->api.n; i++) {
+		if (m->api.v[i].pid != pid0)
+			one_pid = 0;
+		if (m->api.v[i].correlation > max_corr)
+			max_corr = m->api.v[i].correlation;
+	}
+	if (one_pid && (uint64_t)max_corr < 4 * (uint64_t)m->api.n + 4096)
+		dense = xcalloc((size_t)max_corr + 1, sizeof(uint32_t));
+	for (size_t i = 0; i < m->api.n; i++) {
 		const struct trace_api *a = &m->api.v[i];
-		uint64_t *v;
 		if (!a->correlation)
 			continue;
-		v = u64map_get(&api, lay_flow_id(a->pid, a->correlation), 1);
-		if (!*v)
-			*v = i + 1;
+		if (dense) {
+			if (!dense[a->correlation])
+				dense[a->correlation] = (uint32_t)i + 1;
+		} else {
+			uint64_t *v = u64map_get(&api, lay_flow_id(a->pid, a->correlation), 1);
+			if (!*v)
+				*v = i + 1;
+		}
 	}
-#define LINK(table, src)                                                                  \
-	for (size_t i = 0; i < m->table.n && api.n; i++) {                                   \
-		uint64_t *v;                                                                  \
-		if (!m->table.v[i].correlation)                                               \
-			continue;                                                             \
-		v = u64map_get(&api, lay_flow_id(m->table.v[i].pid, m->table.v[i].correlation), 0); \
-		if (v && *v && !l->flow[SRC_API][*v - 1]) {                                   \
-			l->flow[SRC_API][*v - 1] = 1;                                         \
-			l->flow[src][i] = 2;                                                  \
-			l->nflows++;                                                          \
-		}                                                                             \
+#define LINK(table, src)                                                                    \
+	for (size_t i = 0; i < m->table.n && m->api.n; i++) {                                  \
+		uint32_t c = m->table.v[i].correlation;                                         \
+		uint64_t row = 0;                                                               \
+		if (!c)                                                                         \
+			continue;                                                               \
+		if (dense) {                                                                    \
+			if (m->table.v[i].pid == pid0 && c <= max_corr)                         \
+				row = dense[c];                                                 \
+		} else {                                                                        \
+			uint64_t *v = u64map_get(&api, lay_flow_id(m->table.v[i].pid, c), 0);   \
+			row = v ? *v : 0;                                                       \
+		}                                                                               \
+		if (row && !l->flow[SRC_API][row - 1]) {                                        \
+			l->flow[SRC_API][row - 1] = 1;                                          \
+			l->flow[src][i] = 2;                                                    \
+			l->nflows++;                                                            \
+		}                                                                               \
 	}
 	LINK(kernels, SRC_KERNEL)
 	LINK(memcpys, SRC_MEMCPY)
 	LINK(memsets, SRC_MEMSET)
 #undef LINK
+	free(dense);
 	u64map_release(&api);
 }
 
@@ -447,9 +488,12 @@ static void build_counters(struct lay *l)
 	}
 }
 
+#define GROUP_CACHE 64
+
 int lay_build(struct lay *l, const struct model *m)
 {
-	struct lay_iter it = { { 0 } };
+	struct lay_iter it = { .started = 0 };
+	size_t cache[GROUP_CACHE] = { 0 };
 	int src;
 	size_t row;
 	uint64_t s, e;
@@ -473,29 +517,54 @@ int lay_build(struct lay *l, const struct model *m)
 
 	while (lay_next(m, &it, &src, &row, &s, &e)) {
 		struct lay_group *g;
+		uint32_t ka, kb, kc;
+		unsigned kind;
 		switch (src) {
-		case SRC_API: g = get_group(l, G_THREAD, m->api.v[row].pid, m->api.v[row].tid, 0); break;
-		case SRC_OSRT: g = get_group(l, G_THREAD, m->osrt.v[row].pid, m->osrt.v[row].tid, 0); break;
+		case SRC_API: kind = G_THREAD; ka = m->api.v[row].pid; kb = m->api.v[row].tid; kc = 0; break;
+		case SRC_OSRT: kind = G_THREAD; ka = m->osrt.v[row].pid; kb = m->osrt.v[row].tid; kc = 0; break;
 		case SRC_NVTX:
-			if (m->nvtx.v[row].kind == TRACE_NVTX_STARTEND)
-				g = get_group(l, G_NVTX_ASYNC, m->nvtx.v[row].pid, 0, 0);
-			else
-				g = get_group(l, G_THREAD, m->nvtx.v[row].pid, m->nvtx.v[row].tid, 0);
+			ka = m->nvtx.v[row].pid;
+			kc = 0;
+			if (m->nvtx.v[row].kind == TRACE_NVTX_STARTEND) {
+				kind = G_NVTX_ASYNC;
+				kb = 0;
+			} else {
+				kind = G_THREAD;
+				kb = m->nvtx.v[row].tid;
+			}
 			break;
 		case SRC_KERNEL:
-			g = get_group(l, G_STREAM, m->kernels.v[row].pid, m->kernels.v[row].device,
-				      m->kernels.v[row].stream);
+			kind = G_STREAM;
+			ka = m->kernels.v[row].pid;
+			kb = m->kernels.v[row].device;
+			kc = m->kernels.v[row].stream;
 			break;
 		case SRC_MEMCPY:
-			g = get_group(l, G_STREAM, m->memcpys.v[row].pid, m->memcpys.v[row].device,
-				      m->memcpys.v[row].stream);
+			kind = G_STREAM;
+			ka = m->memcpys.v[row].pid;
+			kb = m->memcpys.v[row].device;
+			kc = m->memcpys.v[row].stream;
 			break;
 		case SRC_MEMSET:
-			g = get_group(l, G_STREAM, m->memsets.v[row].pid, m->memsets.v[row].device,
-				      m->memsets.v[row].stream);
+			kind = G_STREAM;
+			ka = m->memsets.v[row].pid;
+			kb = m->memsets.v[row].device;
+			kc = m->memsets.v[row].stream;
 			break;
-		case SRC_SYNC: g = get_group(l, G_SYNC, m->syncs.v[row].pid, 0, 0); break;
+		case SRC_SYNC: kind = G_SYNC; ka = m->syncs.v[row].pid; kb = kc = 0; break;
 		default: BUG("bad source %d", src);
+		}
+		/* a small cache: runs of slices mostly go to a few groups */
+		{
+			size_t h = (ka * 31u + kb * 7u + kc + kind) & (GROUP_CACHE - 1);
+			size_t gi = cache[h];
+			if (gi && (g = &l->groups[gi - 1])->kind == kind && g->a == ka && g->b == kb &&
+			    g->c == kc) {
+				/* hit */
+			} else {
+				g = get_group(l, kind, ka, kb, kc);
+				cache[h] = (size_t)(g - l->groups) + 1;
+			}
 		}
 		l->track[src][row] = place(l, g, s, e);
 		l->nslices++;

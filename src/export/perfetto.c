@@ -339,17 +339,58 @@ static uint32_t slice_corr(const struct model *m, int src, size_t row)
 	return 0;
 }
 
+static inline size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static inline void out_varint(struct xout *o, uint64_t v)
+{
+	unsigned char b[10];
+	size_t k = 0;
+	while (v >= 0x80) {
+		b[k++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	b[k++] = (unsigned char)v;
+	xout_write(o, b, k);
+}
+
+/*
+ * Write a packet of the track event in te (and the interned data in in)
+ * straight to the output: the packet's size is known from its parts, so
+ * nothing is copied twice.
+ */
 static void finish_event(struct pf *f, uint64_t ts, int needs_state)
 {
-	f->pk.n = 0;
-	pb_uint(&f->pk, PK_TIMESTAMP, ts);
-	pb_uint(&f->pk, PK_SEQ_ID, SEQ_ID);
-	if (needs_state)
-		pb_uint(&f->pk, PK_SEQ_FLAGS, SEQ_NEEDS);
-	pb_msg(&f->pk, PK_TRACK_EVENT, &f->te);
+	struct xout *o = f->o;
+	size_t len = 1 + varint_len(ts) + 2 + (needs_state ? 2 : 0) + 1 + varint_len(f->te.n) + f->te.n;
+
 	if (f->in.n)
-		pb_msg(&f->pk, PK_INTERNED, &f->in);
-	emit_packet(f);
+		len += 1 + varint_len(f->in.n) + f->in.n;
+	xout_ch(o, 0x0a);
+	out_varint(o, len);
+	xout_ch(o, PK_TIMESTAMP << 3);
+	out_varint(o, ts);
+	xout_ch(o, PK_SEQ_ID << 3);
+	xout_ch(o, SEQ_ID);
+	if (needs_state) {
+		xout_ch(o, PK_SEQ_FLAGS << 3);
+		xout_ch(o, SEQ_NEEDS);
+	}
+	xout_ch(o, (PK_TRACK_EVENT << 3) | 2);
+	out_varint(o, f->te.n);
+	xout_write(o, f->te.b, f->te.n);
+	if (f->in.n) {
+		xout_ch(o, (PK_INTERNED << 3) | 2);
+		out_varint(o, f->in.n);
+		xout_write(o, f->in.b, f->in.n);
+	}
 	f->te.n = 0;
 	f->in.n = 0;
 }
@@ -465,7 +506,7 @@ int export_perfetto(const struct model *m, struct xout *o, const struct export_o
 {
 	struct lay l;
 	struct pf f;
-	struct lay_iter it = { { 0 } };
+	struct lay_iter it = { .started = 0 };
 	int src;
 	size_t row;
 	uint64_t s, e, t0 = export_t0(m);
