@@ -327,16 +327,25 @@ void st_summary_row(struct stats_table *t, size_t r, size_t c0, const struct sum
 
 /* ---- groups ---- */
 
-static uint64_t key_hash(const uint32_t *key)
+static inline uint64_t key_word(const uint32_t *key, int i)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull;
+	return (uint64_t)key[2 * i] | (uint64_t)key[2 * i + 1] << 32;
+}
 
-	for (int i = 0; i < GRP_KEY_WORDS; i++) {
-		h ^= key[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
-	}
-	return h;
+static inline uint64_t key_hash(const uint32_t *key)
+{
+	uint64_t h = key_word(key, 0) * 0x9e3779b97f4a7c15ull;
+
+	h ^= key_word(key, 1) * 0xc2b2ae3d27d4eb4full;
+	h ^= key_word(key, 2) * 0x165667b19e3779f9ull;
+	h ^= key_word(key, 3) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 31);
+}
+
+static inline int key_eq(const uint32_t *a, const uint32_t *b)
+{
+	return key_word(a, 0) == key_word(b, 0) && key_word(a, 1) == key_word(b, 1) &&
+	       key_word(a, 2) == key_word(b, 2) && key_word(a, 3) == key_word(b, 3);
 }
 
 static void grpmap_rehash(struct grpmap *g)
@@ -363,7 +372,7 @@ struct grp *grpmap_get(struct grpmap *g, const uint32_t *key)
 	s = key_hash(key) & (g->nslots - 1);
 	while (g->slots[s]) {
 		struct grp *x = &g->v[g->slots[s] - 1];
-		if (!memcmp(x->key, key, sizeof(x->key)))
+		if (key_eq(x->key, key))
 			return x;
 		s = (s + 1) & (g->nslots - 1);
 	}

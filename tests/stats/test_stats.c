@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *fixture(void)
 {
@@ -830,6 +831,56 @@ static void test_lean_strings_defined_late(void)
 	stats_table_release(&t);
 }
 
+static void test_big_report_read_ahead(void)
+{
+	/* big enough (> 1 MiB on disk) for the loader's read-ahead thread */
+	char path[512];
+	struct trace_builder b;
+	struct trace_kernel k = { 0 };
+	struct stats_table t;
+	struct model m;
+	const char *name = "cuda_gpu_kern_sum";
+	uint64_t sum = 0, seed = 42, sum_loaded = 0;
+	const size_t n = 200000;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/big.gpuscope", gstest_tmpdir());
+	CHECK(trace_builder_open(&b, path, 0, 0) == 0);
+	k.name_id = trace_builder_str(&b, "big_kernel");
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		k.start = 1000 + i * 100000 + (seed >> 40) % 1000;
+		k.end = k.start + (seed >> 20) % 50000;
+		k.correlation = (uint32_t)(seed >> 33);
+		sum += k.end - k.start;
+		trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+	CHECK(stat(path, &st) == 0);
+	CHECK(st.st_size > (1 << 20));
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.kernels.n, n);
+	for (size_t i = 0; i < m.kernels.n; i++)
+		sum_loaded += m.kernels.v[i].end - m.kernels.v[i].start;
+	CHECK_EQ_U64(sum_loaded, sum);
+	CHECK_EQ_U64(m.nr_warnings, 0);
+	model_release(&m);
+	CHECK(stats_run_report(path, &name, 1, NULL, &t, NULL, NULL) == 0);
+	CHECK_EQ_U64(t.nrows, 1);
+	CHECK_NEAR(num_at(&t, 0, "Total Time (ns)"), (double)sum, 0);
+	CHECK_NEAR(num_at(&t, 0, "Instances"), (double)n, 0);
+	stats_table_release(&t);
+	/* truncated: the whole chunks load, with a warning */
+	CHECK(truncate(path, st.st_size * 6 / 10) == 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK(m.kernels.n > n / 3 && m.kernels.n < n * 7 / 10);
+	CHECK(m.truncated);
+	CHECK(m.nr_warnings >= 1);
+	model_release(&m);
+}
+
 /* ---- formats ---- */
 
 static char *format_to_string(const struct stats_table *t, const char *fmt, const char *unit)
@@ -1114,6 +1165,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_default_set),
 	GSTEST(test_lean_equals_whole),
 	GSTEST(test_lean_strings_defined_late),
+	GSTEST(test_big_report_read_ahead),
 	GSTEST(test_format_csv),
 	GSTEST(test_format_table),
 	GSTEST(test_format_json),
