@@ -58,8 +58,12 @@ int cmd_export(int argc, char **argv)
 	if (format < 0)
 		return usage_error(export_usage, "unknown format '%s' (perfetto, chrome, sqlite, csv, json, html)",
 				   fmt_name);
-	/* a closed pipe must be an error we report, not a silent death */
+	/*
+	 * A closed pipe or a file-size limit must be an error we report (and
+	 * a partial file we remove), not a silent death by signal.
+	 */
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
 
 	model_init(&m);
 	if (load_input(&m, argv[optind])) {
@@ -70,7 +74,7 @@ int cmd_export(int argc, char **argv)
 		out = def_out = export_default_path(argv[optind], format);
 	o.title = argv[optind];
 	ret = export_write(&m, format, out, &o);
-	if (!ret && strcmp(out, "-"))
+	if (!ret && strcmp(out, "-") && format != EXPORT_CSV)
 		fprintf(stderr, "gpuscope: wrote '%s'\n", out);
 	free(def_out);
 	model_release(&m);

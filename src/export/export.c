@@ -55,6 +55,7 @@ char *export_default_path(const char *input, int format)
 {
 	static const char *const strip[] = { TRACE_FILE_EXT, ".json.gz", ".json", ".sqlite", ".pt.trace" };
 	struct strbuf sb = STRBUF_INIT;
+	size_t base;
 
 	strbuf_addstr(&sb, input);
 	for (size_t i = 0; i < ARRAY_SIZE(strip); i++)
@@ -62,9 +63,15 @@ char *export_default_path(const char *input, int format)
 			sb.len -= strlen(strip[i]);
 			sb.buf[sb.len] = 0;
 		}
+	base = sb.len;
 	strbuf_addstr(&sb, export_format_ext(format));
-	if (!strcmp(sb.buf, input)) /* "x.json" exported as chrome JSON */
-		strbuf_addstr(&sb, format == EXPORT_CHROME ? ".trace.json" : ".out");
+	if (!strcmp(sb.buf, input)) {
+		/* "x.json" exported as Chrome JSON: never the input itself */
+		sb.len = base;
+		sb.buf[base] = 0;
+		strbuf_addstr(&sb, ".export");
+		strbuf_addstr(&sb, export_format_ext(format));
+	}
 	return sb.buf;
 }
 

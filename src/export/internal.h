@@ -168,7 +168,15 @@ void lay_span(const struct model *m, int src, size_t i, uint64_t *s, uint64_t *e
 
 /* Visit every slice row of every source in order of start (ties: the longer first). */
 struct lay_iter {
-	size_t pos[SRC__COUNT];
+	/*
+	 * Rows of one source with the same start are visited longest first:
+	 * tables are sorted by (start, end), so a run of equal starts is walked
+	 * backwards, from run_hi down to run_lo.
+	 */
+	size_t next[SRC__COUNT];      /* first row after the current run */
+	size_t run_lo[SRC__COUNT];
+	size_t cur[SRC__COUNT];       /* next row to visit, counting down; run done when < run_lo */
+	int live[SRC__COUNT];         /* cur is a valid row */
 	uint64_t hs[SRC__COUNT], he[SRC__COUNT]; /* span of each head row */
 	int started;
 };

@@ -254,12 +254,30 @@ static size_t src_len(const struct model *m, int src)
 
 static void load_head(const struct model *m, struct lay_iter *it, int k)
 {
-	if (it->pos[k] < src_len(m, k)) {
-		lay_span(m, k, it->pos[k], &it->hs[k], &it->he[k]);
+	size_t n = src_len(m, k);
+
+	if (it->live[k] && it->cur[k] > it->run_lo[k]) {
+		it->cur[k]--; /* the next shorter row of the run */
+	} else if (it->next[k] < n) {
+		/* a new run of rows with the same start: start at its longest (last) row */
+		size_t lo = it->next[k], hi = lo;
+		uint64_t s0, e0, s1, e1;
+		lay_span(m, k, lo, &s0, &e0);
+		while (hi + 1 < n) {
+			lay_span(m, k, hi + 1, &s1, &e1);
+			if (s1 != s0)
+				break;
+			hi++;
+		}
+		it->run_lo[k] = lo;
+		it->cur[k] = hi;
+		it->next[k] = hi + 1;
+		it->live[k] = 1;
 	} else {
-		it->hs[k] = UINT64_MAX; /* exhausted */
-		it->he[k] = 0;
+		it->live[k] = 0;
+		return;
 	}
+	lay_span(m, k, it->cur[k], &it->hs[k], &it->he[k]);
 }
 
 int lay_next(const struct model *m, struct lay_iter *it, int *src, size_t *row, uint64_t *s,
@@ -274,7 +292,7 @@ int lay_next(const struct model *m, struct lay_iter *it, int *src, size_t *row, 
 		it->started = 1;
 	}
 	for (int k = 0; k < SRC__COUNT; k++) {
-		if (it->hs[k] == UINT64_MAX && it->pos[k] >= src_len(m, k))
+		if (!it->live[k])
 			continue;
 		if (best < 0 || it->hs[k] < bs || (it->hs[k] == bs && it->he[k] > be)) {
 			best = k;
@@ -285,9 +303,11 @@ int lay_next(const struct model *m, struct lay_iter *it, int *src, size_t *row, 
 	if (best < 0)
 		return 0;
 	*src = best;
-	*row = it->pos[best]++;
+	*row = it->cur[best];
 	*s = bs;
 	*e = be;
+	if (it->cur[best] == it->run_lo[best])
+		it->live[best] = 0; /* the run is done: load_head starts the next one */
 	load_head(m, it, best);
 	return 1;
 }
