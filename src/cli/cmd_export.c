@@ -32,7 +32,7 @@ int cmd_export(int argc, char **argv)
 	struct model m;
 	int c, format, ret;
 
-	optind = 1;
+	optind = 0; /* a full reset: profile --report-html calls us after its own getopt */
 	while ((c = getopt_long(argc, argv, "t:o:fh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': fmt_name = optarg; break;

@@ -268,6 +268,7 @@ static void stream_overview(struct xout *o, const struct model *m, uint64_t t0, 
 		    "sets; darker = busier</p>\n");
 	free(bins);
 	free(keys);
+	u64map_release(&idx);
 }
 
 /* One small line chart per (device, metric): the mean of the samples in each column. */
