@@ -23,6 +23,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -360,7 +361,12 @@ static int write_info(struct sq *s)
 	st = prep(s, "INSERT INTO ThreadNames VALUES (?,0,?)");
 	for (size_t i = 0; st && i < m->threads.n; i++) {
 		const struct model_thread *t = &m->threads.v[i];
-		BI(st, 1, t->name_id ? t->name_id : extra_str(s, model_thread_name(m, t->pid, t->tid)));
+		if (t->name_id) {
+			BI(st, 1, t->name_id);
+		} else {
+			snprintf(buf, sizeof(buf), "tid %u", t->tid);
+			BI(st, 1, extra_str(s, buf));
+		}
 		BI(st, 2, gtid(t->pid, t->tid));
 		step(s, st);
 	}
@@ -875,19 +881,41 @@ static int write_metrics(struct sq *s)
 	return batch_close(&b);
 }
 
-static int write_findings(struct sq *s)
+#ifdef HAVE_GS_ANALYZE
+/*
+ * The analysis runs on a second thread while the tables are written: it
+ * only reads the model (the writer does too), and on a 2-core machine it
+ * then costs no time of its own.
+ */
+struct analysis {
+	const struct model *m;
+	struct analyze_result r;
+	int ret;
+};
+
+static void *analysis_thread(void *arg)
+{
+	struct analysis *a = arg;
+	struct analyze_opts ao = { 0 };
+
+	a->ret = analyze_run(a->m, &ao, &a->r);
+	return NULL;
+}
+#endif
+
+static int write_findings(struct sq *s, void *analysis)
 {
 #ifdef HAVE_GS_ANALYZE
 	static const char *const sev[] = { "info", "warning", "critical" };
-	struct analyze_opts ao = { 0 };
-	struct analyze_result r;
+	struct analysis *a = analysis;
+	const struct analyze_result *r = &a->r;
 	sqlite3_stmt *st;
 
-	if (analyze_run(s->m, &ao, &r))
+	if (a->ret)
 		return -1;
 	st = prep(s, "INSERT INTO GPUSCOPE_FINDINGS VALUES (?,?,?,?,?,?,?,?,?,?)");
-	for (size_t i = 0; st && i < r.n; i++) {
-		const struct finding *f = &r.findings[i];
+	for (size_t i = 0; st && i < r->n; i++) {
+		const struct finding *f = &r->findings[i];
 		BI(st, 1, i + 1);
 		BT(st, 2, f->id);
 		BT(st, 3, f->severity >= 0 && f->severity <= 2 ? sev[f->severity] : "info");
@@ -908,21 +936,18 @@ static int write_findings(struct sq *s)
 	sqlite3_finalize(st);
 	st = prep(s, "INSERT INTO GPUSCOPE_SUMMARY VALUES (?,?)");
 	if (st) {
-		BT(st, 1, "wall_s");
-		sqlite3_bind_double(st, 2, r.summary.wall_s);
-		step(s, st);
-		BT(st, 1, "gpu_busy");
-		sqlite3_bind_double(st, 2, r.summary.gpu_busy);
-		step(s, st);
-		BT(st, 1, "gpu_idle");
-		sqlite3_bind_double(st, 2, r.summary.gpu_idle);
-		step(s, st);
-		BT(st, 1, "step_period_s");
-		sqlite3_bind_double(st, 2, r.summary.step_period_s);
-		step(s, st);
+		static const char *const names[] = { "wall_s", "gpu_busy", "gpu_idle", "step_period_s" };
+		double v[4] = { r->summary.wall_s, r->summary.gpu_busy, r->summary.gpu_idle,
+				r->summary.step_period_s };
+		for (int i = 0; i < 4; i++) {
+			BT(st, 1, names[i]);
+			sqlite3_bind_double(st, 2, v[i]);
+			step(s, st);
+		}
 	}
 	sqlite3_finalize(st);
-	analyze_result_release(&r);
+#else
+	(void)analysis;
 #endif
 	return s->failed ? -1 : 0;
 }
@@ -953,6 +978,11 @@ int export_sqlite(const struct model *m, const char *path, const struct export_o
 	struct stat stb;
 	char *tmp;
 	int ret = 0;
+#ifdef HAVE_GS_ANALYZE
+	struct analysis analysis = { 0 };
+	pthread_t thread;
+	int joined = 0;
+#endif
 
 	if (!stat(path, &stb) && !opt->force)
 		return error("output '%s' exists (use --force to overwrite)", path);
@@ -974,12 +1004,30 @@ int export_sqlite(const struct model *m, const char *path, const struct export_o
 		goto out;
 	}
 	s.path = tmp;
+#ifdef HAVE_GS_ANALYZE
+	analysis.m = m;
+	if (pthread_create(&thread, NULL, analysis_thread, &analysis)) {
+		analysis_thread(&analysis); /* no thread: analyse first */
+		joined = 1;
+	}
+#endif
 	if (exec(&s, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; "
 		     "PRAGMA page_size=65536; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;") ||
 	    exec(&s, "BEGIN") || exec(&s, schema) || write_info(&s) || write_cuda(&s) ||
-	    write_host(&s) || write_metrics(&s) || write_findings(&s) || write_strings(&s) ||
-	    exec(&s, "COMMIT"))
+	    write_host(&s) || write_metrics(&s))
 		ret = -1;
+#ifdef HAVE_GS_ANALYZE
+	if (!joined)
+		pthread_join(thread, NULL);
+	joined = 1;
+	if (!ret && (write_findings(&s, &analysis) || write_strings(&s) || exec(&s, "COMMIT")))
+		ret = -1;
+	if (!analysis.ret)
+		analyze_result_release(&analysis.r);
+#else
+	if (!ret && (write_findings(&s, NULL) || write_strings(&s) || exec(&s, "COMMIT")))
+		ret = -1;
+#endif
 	progress_end(&s.prog);
 	if (sqlite3_close(s.db) != SQLITE_OK && !ret)
 		ret = error("cannot write '%s': %s", tmp, sqlite3_errmsg(s.db));
