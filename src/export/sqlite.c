@@ -16,9 +16,10 @@
  * Times are the report's nanoseconds.  Columns nsys has and gpuscope does
  * not record are NULL.  gpuscope's own tables start with GPUSCOPE_.
  *
- * Speed: the whole export is one transaction with prepared statements,
- * journal and sync off while writing; the database is written to a
- * temporary name and renamed into place only when complete.
+ * Speed: the whole export is one transaction, journal and sync off while
+ * writing, and the big tables are filled from virtual tables over the
+ * model (below); the database is written to a temporary name and renamed
+ * into place only when complete.
  */
 #include "internal.h"
 
@@ -426,430 +427,549 @@ static int write_info(struct sq *s)
 }
 
 /*
- * batch - rows of one table inserted BATCH_ROWS at a time with one
- * multi-row INSERT: the per-statement work of SQLite (cursor, transaction
- * check, reset) is paid once per batch instead of once per row.  Values are
- * appended in column order; text must stay valid until batch_close().
+ * Bulk rows go in through virtual tables: each big table is filled by one
+ * "INSERT INTO T (...) SELECT ... FROM gs_src_T", where gs_src_T is an
+ * eponymous virtual table whose columns are read straight from the model's
+ * arrays.  SQLite then runs one statement per table instead of one per row
+ * and no value is bound: about twice the speed of prepared single-row
+ * inserts.
  */
-#define BATCH_ROWS 64
+struct src_table;
+typedef void (*col_fn)(const struct src_table *t, size_t row, int col, sqlite3_context *ctx);
 
-enum { V_NULL, V_INT, V_DOUBLE, V_TEXT };
-
-struct bval {
-	int type;
-	int len;
-	union {
-		int64_t i;
-		double d;
-		const char *t;
-	} u;
-};
-
-struct batch {
+struct src_table {
 	struct sq *s;
-	char *head;               /* "INSERT INTO T (cols) VALUES " */
-	int ncols, k, nv;
-	sqlite3_stmt *full;
-	struct bval *v;
+	size_t nrows;
+	int ncols;
+	col_fn col;
+	const size_t *idx;      /* rows to visit (NULL = 0..nrows-1) */
+	int64_t base;           /* a running id's first value */
+	const void *arg;
 };
 
-static char *values_sql(const char *head, int ncols, int rows)
+struct src_vtab {
+	sqlite3_vtab base;
+	struct src_table *t;
+};
+
+struct src_cursor {
+	sqlite3_vtab_cursor base;
+	size_t row;
+};
+
+static int src_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+		       char **err)
+{
+	struct src_table *t = aux;
+	struct strbuf sb = STRBUF_INIT;
+	struct src_vtab *v;
+	int rc;
+
+	(void)argc;
+	(void)argv;
+	(void)err;
+	strbuf_addstr(&sb, "CREATE TABLE x(");
+	for (int c = 0; c < t->ncols; c++)
+		strbuf_addf(&sb, "%sc%d", c ? "," : "", c);
+	strbuf_addch(&sb, ')');
+	rc = sqlite3_declare_vtab(db, sb.buf);
+	strbuf_release(&sb);
+	if (rc != SQLITE_OK)
+		return rc;
+	v = sqlite3_malloc(sizeof(*v));
+	if (!v)
+		return SQLITE_NOMEM;
+	memset(v, 0, sizeof(*v));
+	v->t = t;
+	*out = &v->base;
+	return SQLITE_OK;
+}
+
+static int src_disconnect(sqlite3_vtab *v)
+{
+	sqlite3_free(v);
+	return SQLITE_OK;
+}
+
+static int src_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+	info->estimatedCost = (double)((struct src_vtab *)v)->t->nrows + 1;
+	return SQLITE_OK;
+}
+
+static int src_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+	struct src_cursor *c = sqlite3_malloc(sizeof(*c));
+
+	(void)v;
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof(*c));
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static int src_close(sqlite3_vtab_cursor *c)
+{
+	sqlite3_free(c);
+	return SQLITE_OK;
+}
+
+static int src_filter(sqlite3_vtab_cursor *c, int num, const char *str, int argc, sqlite3_value **argv)
+{
+	(void)num;
+	(void)str;
+	(void)argc;
+	(void)argv;
+	((struct src_cursor *)c)->row = 0;
+	return SQLITE_OK;
+}
+
+static int src_next(sqlite3_vtab_cursor *c)
+{
+	struct src_table *t = ((struct src_vtab *)c->pVtab)->t;
+
+	((struct src_cursor *)c)->row++;
+	progress_add(&t->s->prog, 1);
+	return SQLITE_OK;
+}
+
+static int src_eof(sqlite3_vtab_cursor *c)
+{
+	return ((struct src_cursor *)c)->row >= ((struct src_vtab *)c->pVtab)->t->nrows;
+}
+
+static int src_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int col)
+{
+	const struct src_table *t = ((struct src_vtab *)c->pVtab)->t;
+	size_t row = ((struct src_cursor *)c)->row;
+
+	t->col(t, t->idx ? t->idx[row] : row, col, ctx);
+	return SQLITE_OK;
+}
+
+static int src_rowid(sqlite3_vtab_cursor *c, sqlite_int64 *rowid)
+{
+	*rowid = (sqlite_int64)((struct src_cursor *)c)->row;
+	return SQLITE_OK;
+}
+
+static const sqlite3_module src_module = {
+	.iVersion = 0,
+	.xCreate = NULL, /* eponymous only: usable by name, never created */
+	.xConnect = src_connect,
+	.xBestIndex = src_best_index,
+	.xDisconnect = src_disconnect,
+	.xDestroy = src_disconnect,
+	.xOpen = src_open,
+	.xClose = src_close,
+	.xFilter = src_filter,
+	.xNext = src_next,
+	.xEof = src_eof,
+	.xColumn = src_column,
+	.xRowid = src_rowid,
+};
+
+/* Insert the rows of @t into @dest ("TABLE (col, ...)"); 0 or -1. */
+static int copy_rows(struct sq *s, struct src_table *t, const char *name, const char *dest)
 {
 	struct strbuf sb = STRBUF_INIT;
+	char *mod;
+	int ret;
 
-	strbuf_addstr(&sb, head);
-	for (int r = 0; r < rows; r++) {
-		strbuf_addstr(&sb, r ? ",(" : "(");
-		for (int c = 0; c < ncols; c++)
-			strbuf_addstr(&sb, c ? ",?" : "?");
-		strbuf_addch(&sb, ')');
+	if (s->failed)
+		return -1;
+	if (!t->nrows)
+		return 0;
+	t->s = s;
+	mod = xstrfmt("gs_src_%s", name);
+	if (sqlite3_create_module_v2(s->db, mod, &src_module, t, NULL) != SQLITE_OK) {
+		free(mod);
+		return sq_err(s, "create module");
 	}
-	return sb.buf;
+	strbuf_addf(&sb, "INSERT INTO %s SELECT ", dest);
+	for (int c = 0; c < t->ncols; c++)
+		strbuf_addf(&sb, "%sc%d", c ? "," : "", c);
+	strbuf_addf(&sb, " FROM %s", mod);
+	ret = exec(s, sb.buf);
+	strbuf_release(&sb);
+	free(mod);
+	return ret;
 }
 
-static void batch_open(struct batch *b, struct sq *s, const char *table_cols, int ncols)
+#define RI(v) sqlite3_result_int64(ctx, (sqlite3_int64)(v))
+#define RN() sqlite3_result_null(ctx)
+#define RD(v) sqlite3_result_double(ctx, (v))
+#define RT(p, n) sqlite3_result_text(ctx, (p), (int)(n), SQLITE_STATIC)
+#define RSTR(m, sid) RT((m)->str.str[(sid) < (m)->str.nr ? (sid) : 0], (m)->str.len[(sid) < (m)->str.nr ? (sid) : 0])
+
+static void col_kernel(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
 {
-	char *sql;
+	const struct trace_kernel *k = &t->s->m->kernels.v[i];
 
-	memset(b, 0, sizeof(*b));
-	b->s = s;
-	b->ncols = ncols;
-	b->head = xstrfmt("INSERT INTO %s VALUES ", table_cols);
-	sql = values_sql(b->head, ncols, BATCH_ROWS);
-	b->full = prep(s, sql);
-	free(sql);
-	b->v = xmalloc((size_t)BATCH_ROWS * (size_t)ncols * sizeof(*b->v));
-}
-
-static void batch_run(struct batch *b, sqlite3_stmt *st)
-{
-	struct sq *s = b->s;
-
-	if (!st || s->failed)
-		return;
-	for (int i = 0; i < b->nv; i++) {
-		const struct bval *x = &b->v[i];
-		switch (x->type) {
-		case V_NULL: sqlite3_bind_null(st, i + 1); break;
-		case V_INT: sqlite3_bind_int64(st, i + 1, x->u.i); break;
-		case V_DOUBLE: sqlite3_bind_double(st, i + 1, x->u.d); break;
-		default: sqlite3_bind_text(st, i + 1, x->u.t, x->len, SQLITE_STATIC); break;
-		}
-	}
-	if (sqlite3_step(st) != SQLITE_DONE)
-		sq_err(s, "insert");
-	sqlite3_reset(st);
-	progress_add(&s->prog, (uint64_t)b->k);
-}
-
-static inline void bi(struct batch *b, int64_t v)
-{
-	struct bval *x = &b->v[b->nv++];
-	x->type = V_INT;
-	x->u.i = v;
-}
-
-static inline void bd(struct batch *b, double v)
-{
-	struct bval *x = &b->v[b->nv++];
-	x->type = V_DOUBLE;
-	x->u.d = v;
-}
-
-static inline void bt(struct batch *b, const char *t, int len)
-{
-	struct bval *x = &b->v[b->nv++];
-	x->type = V_TEXT;
-	x->u.t = t;
-	x->len = len;
-}
-
-static inline void bn(struct batch *b)
-{
-	b->v[b->nv++].type = V_NULL;
-}
-
-/* The row's values are complete. */
-static inline void batch_row(struct batch *b)
-{
-	if (b->nv != (b->k + 1) * b->ncols)
-		BUG("batch row has %d values, expected %d", b->nv - b->k * b->ncols, b->ncols);
-	if (++b->k == BATCH_ROWS) {
-		batch_run(b, b->full);
-		b->k = b->nv = 0;
+	switch (c) {
+	case 0: RI(k->start); break;
+	case 1: RI(k->end); break;
+	case 2: RI(k->device); break;
+	case 3: RI(k->context); break;
+	case 4: RI(k->stream); break;
+	case 5: RI(k->correlation); break;
+	case 6: RI(gpid(k->pid)); break;
+	case 7: RI(k->name_id); break;
+	case 8: RI(short_name(t->s, k->name_id)); break;
+	case 9: if (k->mangled_id) RI(k->mangled_id); else RN(); break;
+	case 10: RI(0); break; /* launchType: regular */
+	case 11: RI(k->registers); break;
+	case 12: case 13: case 14: RI(k->grid[c - 12]); break;
+	case 15: case 16: case 17: RI(k->block[c - 15]); break;
+	case 18: RI(k->static_smem); break;
+	case 19: RI(k->dynamic_smem); break;
+	case 20: case 21: RI(0); break; /* local memory: not recorded */
+	case 22: RI(i + 1); break;      /* gridId: unique per launch */
+	default: if (k->graph_id) RI(k->graph_id); else RN(); break;
 	}
 }
 
-static int batch_close(struct batch *b)
+static void col_api(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
 {
-	if (b->k && !b->s->failed) {
-		char *sql = values_sql(b->head, b->ncols, b->k);
-		sqlite3_stmt *st = prep(b->s, sql);
-		batch_run(b, st);
-		sqlite3_finalize(st);
-		free(sql);
+	const struct trace_api *a = &t->s->m->api.v[i];
+
+	switch (c) {
+	case 0: RI(a->start); break;
+	case 1: RI(a->end); break;
+	case 2: RI(a->domain == TRACE_API_DRIVER ? 1 : 0); break;
+	case 3: RI(gtid(a->pid, a->tid)); break;
+	case 4: RI(a->correlation); break;
+	case 5: RI(a->name_id); break;
+	default: RI(a->status); break;
 	}
-	sqlite3_finalize(b->full);
-	free(b->head);
-	free(b->v);
-	return b->s->failed ? -1 : 0;
 }
 
-static inline void bi_or_null(struct batch *b, int have, int64_t v)
+static void col_memcpy(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
 {
-	if (have)
-		bi(b, v);
-	else
-		bn(b);
+	const struct trace_memcpy *x = &t->s->m->memcpys.v[i];
+
+	switch (c) {
+	case 0: RI(x->start); break;
+	case 1: RI(x->end); break;
+	case 2: RI(x->device); break;
+	case 3: RI(x->context); break;
+	case 4: RI(x->stream); break;
+	case 5: RI(x->correlation); break;
+	case 6: RI(gpid(x->pid)); break;
+	case 7: RI(x->bytes); break;
+	case 8: RI(x->kind); break;
+	case 9: RI(nsys_mem_kind(x->src_kind)); break;
+	case 10: RI(nsys_mem_kind(x->dst_kind)); break;
+	case 11: RI(x->device); break;
+	default: RI(x->kind == COPY_PTOP ? x->dst_device : x->device); break;
+	}
+}
+
+static void col_memset(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
+{
+	const struct trace_memset *x = &t->s->m->memsets.v[i];
+
+	switch (c) {
+	case 0: RI(x->start); break;
+	case 1: RI(x->end); break;
+	case 2: RI(x->device); break;
+	case 3: RI(x->context); break;
+	case 4: RI(x->stream); break;
+	case 5: RI(x->correlation); break;
+	case 6: RI(gpid(x->pid)); break;
+	case 7: RI(x->value); break;
+	case 8: RI(x->bytes); break;
+	default: RI(nsys_mem_kind(x->mem_kind)); break;
+	}
+}
+
+static void col_sync(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
+{
+	const struct trace_sync *x = &t->s->m->syncs.v[i];
+
+	switch (c) {
+	case 0: RI(x->start); break;
+	case 1: RI(x->end); break;
+	case 2: RI(x->device); break;
+	case 3: RI(x->context); break;
+	case 4: RI(x->stream); break;
+	case 5: RI(x->correlation); break;
+	case 6: RI(gpid(x->pid)); break;
+	case 7: RI(x->type); break;
+	default: RI(x->event); break;
+	}
+}
+
+static void col_memory(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
+{
+	const struct trace_memory *x = &t->s->m->memory.v[i];
+
+	switch (c) {
+	case 0: RI(x->time); break;
+	case 1: RI(gpid(x->pid)); break;
+	case 2: RI(x->device); break;
+	case 3: RI(x->context); break;
+	case 4: RI(x->address); break;
+	case 5: RI(x->bytes); break;
+	case 6: RI(nsys_mem_kind(x->mem_kind)); break;
+	case 7: RI(x->op == TRACE_MEM_FREE ? 1 : 0); break;
+	case 8: RI(x->correlation); break;
+	default: RI(x->stream); break;
+	}
 }
 
 static int write_cuda(struct sq *s)
 {
 	const struct model *m = s->m;
-	struct batch b;
+	struct src_table t;
 
-	batch_open(&b, s, "CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
-		   "correlationId, globalPid, demangledName, shortName, mangledName, launchType, "
-		   "registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, "
-		   "dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId, graphId)", 24);
-	for (size_t i = 0; i < m->kernels.n && !s->failed; i++) {
-		const struct trace_kernel *k = &m->kernels.v[i];
-		bi(&b, (int64_t)k->start);
-		bi(&b, (int64_t)k->end);
-		bi(&b, k->device);
-		bi(&b, k->context);
-		bi(&b, k->stream);
-		bi(&b, k->correlation);
-		bi(&b, gpid(k->pid));
-		bi(&b, k->name_id);
-		bi(&b, short_name(s, k->name_id));
-		bi_or_null(&b, k->mangled_id != 0, k->mangled_id);
-		bi(&b, 0); /* launchType: regular */
-		bi(&b, k->registers);
-		for (int d = 0; d < 3; d++)
-			bi(&b, k->grid[d]);
-		for (int d = 0; d < 3; d++)
-			bi(&b, k->block[d]);
-		bi(&b, k->static_smem);
-		bi(&b, k->dynamic_smem);
-		bi(&b, 0);
-		bi(&b, 0);
-		bi(&b, (int64_t)i + 1); /* gridId: unique per launch */
-		bi_or_null(&b, k->graph_id != 0, k->graph_id);
-		batch_row(&b);
-	}
-	if (batch_close(&b))
+	t = (struct src_table){ .nrows = m->kernels.n, .ncols = 24, .col = col_kernel };
+	if (copy_rows(s, &t, "kernel", "CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, "
+		      "streamId, correlationId, globalPid, demangledName, shortName, mangledName, launchType, "
+		      "registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, "
+		      "dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId, graphId)"))
 		return -1;
-
-	batch_open(&b, s, "CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
-		   "correlationId, nameId, returnValue)", 7);
-	for (size_t i = 0; i < m->api.n && !s->failed; i++) {
-		const struct trace_api *a = &m->api.v[i];
-		bi(&b, (int64_t)a->start);
-		bi(&b, (int64_t)a->end);
-		bi(&b, a->domain == TRACE_API_DRIVER ? 1 : 0);
-		bi(&b, gtid(a->pid, a->tid));
-		bi(&b, a->correlation);
-		bi(&b, a->name_id);
-		bi(&b, a->status);
-		batch_row(&b);
-	}
-	if (batch_close(&b))
+	t = (struct src_table){ .nrows = m->api.n, .ncols = 7, .col = col_api };
+	if (copy_rows(s, &t, "runtime", "CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
+		      "correlationId, nameId, returnValue)"))
 		return -1;
-
-	batch_open(&b, s, "CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-		   "correlationId, globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId, dstDeviceId)", 13);
-	for (size_t i = 0; i < m->memcpys.n && !s->failed; i++) {
-		const struct trace_memcpy *c = &m->memcpys.v[i];
-		bi(&b, (int64_t)c->start);
-		bi(&b, (int64_t)c->end);
-		bi(&b, c->device);
-		bi(&b, c->context);
-		bi(&b, c->stream);
-		bi(&b, c->correlation);
-		bi(&b, gpid(c->pid));
-		bi(&b, (int64_t)c->bytes);
-		bi(&b, c->kind);
-		bi(&b, nsys_mem_kind(c->src_kind));
-		bi(&b, nsys_mem_kind(c->dst_kind));
-		bi(&b, c->device);
-		bi(&b, c->kind == COPY_PTOP ? c->dst_device : c->device);
-		batch_row(&b);
-	}
-	if (batch_close(&b))
+	t = (struct src_table){ .nrows = m->memcpys.n, .ncols = 13, .col = col_memcpy };
+	if (copy_rows(s, &t, "memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, "
+		      "streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId, "
+		      "dstDeviceId)"))
 		return -1;
-
-	batch_open(&b, s, "CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, "
-		   "correlationId, globalPid, value, bytes, memKind)", 10);
-	for (size_t i = 0; i < m->memsets.n && !s->failed; i++) {
-		const struct trace_memset *c = &m->memsets.v[i];
-		bi(&b, (int64_t)c->start);
-		bi(&b, (int64_t)c->end);
-		bi(&b, c->device);
-		bi(&b, c->context);
-		bi(&b, c->stream);
-		bi(&b, c->correlation);
-		bi(&b, gpid(c->pid));
-		bi(&b, c->value);
-		bi(&b, (int64_t)c->bytes);
-		bi(&b, nsys_mem_kind(c->mem_kind));
-		batch_row(&b);
-	}
-	if (batch_close(&b))
+	t = (struct src_table){ .nrows = m->memsets.n, .ncols = 10, .col = col_memset };
+	if (copy_rows(s, &t, "memset", "CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, "
+		      "streamId, correlationId, globalPid, value, bytes, memKind)"))
 		return -1;
-
-	batch_open(&b, s, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, "
-		   "streamId, correlationId, globalPid, syncType, eventId)", 9);
-	for (size_t i = 0; i < m->syncs.n && !s->failed; i++) {
-		const struct trace_sync *c = &m->syncs.v[i];
-		bi(&b, (int64_t)c->start);
-		bi(&b, (int64_t)c->end);
-		bi(&b, c->device);
-		bi(&b, c->context);
-		bi(&b, c->stream);
-		bi(&b, c->correlation);
-		bi(&b, gpid(c->pid));
-		bi(&b, c->type);
-		bi(&b, c->event);
-		batch_row(&b);
-	}
-	if (batch_close(&b))
+	t = (struct src_table){ .nrows = m->syncs.n, .ncols = 9, .col = col_sync };
+	if (copy_rows(s, &t, "sync", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, "
+		      "contextId, streamId, correlationId, globalPid, syncType, eventId)"))
 		return -1;
-
-	batch_open(&b, s, "CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, contextId, "
-		   "address, bytes, memKind, memoryOperationType, correlationId, streamId)", 10);
-	for (size_t i = 0; i < m->memory.n && !s->failed; i++) {
-		const struct trace_memory *a = &m->memory.v[i];
-		bi(&b, (int64_t)a->time);
-		bi(&b, gpid(a->pid));
-		bi(&b, a->device);
-		bi(&b, a->context);
-		bi(&b, (int64_t)a->address);
-		bi(&b, (int64_t)a->bytes);
-		bi(&b, nsys_mem_kind(a->mem_kind));
-		bi(&b, a->op == TRACE_MEM_FREE ? 1 : 0);
-		bi(&b, a->correlation);
-		bi(&b, a->stream);
-		batch_row(&b);
-	}
-	return batch_close(&b);
+	t = (struct src_table){ .nrows = m->memory.n, .ncols = 10, .col = col_memory };
+	return copy_rows(s, &t, "memory", "CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, "
+			 "contextId, address, bytes, memKind, memoryOperationType, correlationId, streamId)");
 }
 
-/* uint64Value, int64Value, doubleValue, uint32Value, int32Value, floatValue */
-static void payload(struct batch *b, unsigned type, uint64_t bits)
+/* columns 10..15: uint64Value, int64Value, doubleValue, uint32Value, int32Value, floatValue */
+static void payload(sqlite3_context *ctx, int col, unsigned type, uint64_t bits)
 {
 	double d;
 
+	if (col - 10 + TRACE_PAYLOAD_U64 != (int)type) {
+		RN();
+		return;
+	}
 	memcpy(&d, &bits, sizeof(d));
-	for (unsigned col = TRACE_PAYLOAD_U64; col <= TRACE_PAYLOAD_FLOAT; col++) {
-		if (col != type) {
-			bn(b);
-			continue;
-		}
-		switch (type) {
-		case TRACE_PAYLOAD_U64: bi(b, (int64_t)bits); break;
-		case TRACE_PAYLOAD_I64: bi(b, (int64_t)bits); break;
-		case TRACE_PAYLOAD_DOUBLE: bd(b, d); break;
-		case TRACE_PAYLOAD_U32: bi(b, (uint32_t)bits); break;
-		case TRACE_PAYLOAD_I32: bi(b, (int32_t)(uint32_t)bits); break;
-		default: bd(b, d); break;
-		}
+	switch (type) {
+	case TRACE_PAYLOAD_U64: RI(bits); break;
+	case TRACE_PAYLOAD_I64: RI((int64_t)bits); break;
+	case TRACE_PAYLOAD_U32: RI((uint32_t)bits); break;
+	case TRACE_PAYLOAD_I32: RI((int32_t)(uint32_t)bits); break;
+	default: RD(d); break;
 	}
 }
 
-static void text(struct batch *b, const struct model *m, uint32_t sid)
+/* NVTX_EVENTS: start, end, eventType, rangeId, category, color, text, globalTid,
+ * endGlobalTid, domainId, 6 payload columns, eventId */
+static void col_nvtx_name(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
 {
-	bt(b, m->str.str[sid < m->str.nr ? sid : 0], (int)m->str.len[sid < m->str.nr ? sid : 0]);
+	const struct model *m = t->s->m;
+	const struct trace_name *n = &m->names.v[i];
+	int dom = n->kind == TRACE_NAME_DOMAIN;
+
+	switch (c) {
+	case 0: RI(m->t_min); break;
+	case 2: RI(dom ? 75 : 33); break;
+	case 4: if (dom) RN(); else RI(n->id); break;
+	case 6: RSTR(m, n->name_id); break;
+	case 7: RI(gpid(n->pid)); break;
+	case 9: RI(dom ? (int64_t)n->id : n->domain_id); break;
+	case 16: RI(t->base); break;
+	default: RN(); break;
+	}
+}
+
+static void col_nvtx_range(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
+{
+	const struct model *m = t->s->m;
+	const struct trace_nvtx_range *r = &m->nvtx.v[i];
+	int se = r->kind == TRACE_NVTX_STARTEND;
+
+	switch (c) {
+	case 0: RI(r->start); break;
+	case 1: if (r->end) RI(r->end); else RN(); break;
+	case 2: RI(se ? 60 : 59); break;
+	case 3: if (se) RI(r->range_id); else RN(); break;
+	case 4: RI(r->category); break;
+	case 5: if (r->color) RI(r->color); else RN(); break;
+	case 6: RSTR(m, r->name_id); break;
+	case 7: RI(gtid(r->pid, r->tid)); break;
+	case 8: if (se && r->end) RI(gtid(r->pid, r->end_tid ? r->end_tid : r->tid)); else RN(); break;
+	case 9: RI(r->domain_id); break;
+	case 16: RI(t->base + (int64_t)i); break;
+	default: payload(ctx, c, r->payload_type, r->payload); break;
+	}
+}
+
+static void col_nvtx_mark(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
+{
+	const struct model *m = t->s->m;
+	const struct trace_nvtx_mark *k = &m->marks.v[i];
+
+	switch (c) {
+	case 0: RI(k->time); break;
+	case 1: case 3: case 8: RN(); break;
+	case 2: RI(34); break;
+	case 4: RI(k->category); break;
+	case 5: if (k->color) RI(k->color); else RN(); break;
+	case 6: RSTR(m, k->name_id); break;
+	case 7: RI(gtid(k->pid, k->tid)); break;
+	case 9: RI(k->domain_id); break;
+	case 16: RI(t->base + (int64_t)i); break;
+	default: payload(ctx, c, k->payload_type, k->payload); break;
+	}
+}
+
+static void col_osrt(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
+{
+	const struct trace_osrt *o = &t->s->m->osrt.v[i];
+	const uint32_t *func_ids = t->arg;
+
+	switch (c) {
+	case 0: RI(o->start); break;
+	case 1: RI(o->end); break;
+	case 2: RI(27); break;
+	case 3: RI(gtid(o->pid, o->tid)); break;
+	case 4: RI(func_ids[o->func < 64 ? o->func : 0]); break;
+	case 5: RI(o->result); break;
+	default: RI(0); break;
+	}
+}
+
+static void col_cpu(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
+{
+	const struct trace_cpu_sample *x = &t->s->m->cpu.v[i];
+	const double *pct = t->arg;
+
+	switch (c) {
+	case 0: RI(x->time); break;
+	case 1: RI(gtid(x->pid, x->tid)); break;
+	case 2: RI(x->run_ns); break;
+	case 3: RI(x->wait_ns); break;
+	default: if (pct[i] >= 0) RD(pct[i]); else RN(); break;
+	}
 }
 
 static int write_host(struct sq *s)
 {
 	const struct model *m = s->m;
-	struct batch b;
-	int64_t event_id = 1;
+	struct src_table t;
+	size_t *idx = NULL, nidx = 0;
+	uint32_t func_ids[64] = { 0 };
+	double *pct;
+	struct u64map prev = { 0 };
+	int ret;
 
-	batch_open(&b, s, "NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "
-		   "globalTid, endGlobalTid, domainId, uint64Value, int64Value, doubleValue, uint32Value, "
-		   "int32Value, floatValue, eventId)", 17);
-	for (size_t i = 0; i < m->names.n && !s->failed; i++) {
-		const struct trace_name *n = &m->names.v[i];
-		if (n->kind != TRACE_NAME_DOMAIN && n->kind != TRACE_NAME_CATEGORY)
-			continue;
-		bi(&b, (int64_t)m->t_min);
-		bn(&b);
-		bi(&b, n->kind == TRACE_NAME_DOMAIN ? 75 : 33);
-		bn(&b);
-		bi_or_null(&b, n->kind == TRACE_NAME_CATEGORY, (int64_t)n->id);
-		bn(&b);
-		text(&b, m, n->name_id);
-		bi(&b, gpid(n->pid));
-		bn(&b);
-		bi(&b, n->kind == TRACE_NAME_DOMAIN ? (int64_t)n->id : n->domain_id);
-		payload(&b, 0, 0);
-		bi(&b, event_id++);
-		batch_row(&b);
+	/* NVTX_EVENTS: domains and categories, then ranges, then marks; eventId runs on */
+	idx = xmalloc((m->names.n + 1) * sizeof(*idx));
+	for (size_t i = 0; i < m->names.n; i++)
+		if (m->names.v[i].kind == TRACE_NAME_DOMAIN || m->names.v[i].kind == TRACE_NAME_CATEGORY)
+			idx[nidx++] = i;
+	{
+		static const char dest[] = "NVTX_EVENTS (start, end, eventType, rangeId, category, color, "
+					   "text, globalTid, endGlobalTid, domainId, uint64Value, int64Value, "
+					   "doubleValue, uint32Value, int32Value, floatValue, eventId)";
+		ret = 0;
+		for (size_t k = 0; k < nidx && !ret; k++) {
+			/* few rows: one statement each keeps the running id simple */
+			char name[48];
+			t = (struct src_table){ .nrows = 1, .ncols = 17, .col = col_nvtx_name,
+						.idx = &idx[k], .base = (int64_t)k + 1 };
+			snprintf(name, sizeof(name), "nvtx_name_%zu", k);
+			ret = copy_rows(s, &t, name, dest);
+		}
+		t = (struct src_table){ .nrows = m->nvtx.n, .ncols = 17, .col = col_nvtx_range,
+					.base = (int64_t)nidx + 1 };
+		if (!ret)
+			ret = copy_rows(s, &t, "nvtx_range", dest);
+		t = (struct src_table){ .nrows = m->marks.n, .ncols = 17, .col = col_nvtx_mark,
+					.base = (int64_t)(nidx + m->nvtx.n) + 1 };
+		if (!ret)
+			ret = copy_rows(s, &t, "nvtx_mark", dest);
 	}
-	for (size_t i = 0; i < m->nvtx.n && !s->failed; i++) {
-		const struct trace_nvtx_range *r = &m->nvtx.v[i];
-		int se = r->kind == TRACE_NVTX_STARTEND;
-		bi(&b, (int64_t)r->start);
-		bi_or_null(&b, r->end != 0, (int64_t)r->end);
-		bi(&b, se ? 60 : 59);
-		bi_or_null(&b, se, (int64_t)r->range_id);
-		bi(&b, r->category);
-		bi_or_null(&b, r->color != 0, r->color);
-		text(&b, m, r->name_id);
-		bi(&b, gtid(r->pid, r->tid));
-		bi_or_null(&b, se && r->end, gtid(r->pid, r->end_tid ? r->end_tid : r->tid));
-		bi(&b, r->domain_id);
-		payload(&b, r->payload_type, r->payload);
-		bi(&b, event_id++);
-		batch_row(&b);
-	}
-	for (size_t i = 0; i < m->marks.n && !s->failed; i++) {
-		const struct trace_nvtx_mark *k = &m->marks.v[i];
-		bi(&b, (int64_t)k->time);
-		bn(&b);
-		bi(&b, 34);
-		bn(&b);
-		bi(&b, k->category);
-		bi_or_null(&b, k->color != 0, k->color);
-		text(&b, m, k->name_id);
-		bi(&b, gtid(k->pid, k->tid));
-		bn(&b);
-		bi(&b, k->domain_id);
-		payload(&b, k->payload_type, k->payload);
-		bi(&b, event_id++);
-		batch_row(&b);
-	}
-	if (batch_close(&b))
+	free(idx);
+	if (ret)
 		return -1;
 
-	batch_open(&b, s, "OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, nestingLevel)", 7);
-	{
-		uint32_t func_ids[64] = { 0 };
-		for (size_t i = 0; i < m->osrt.n && !s->failed; i++) {
-			const struct trace_osrt *o = &m->osrt.v[i];
-			unsigned f = o->func < 64 ? o->func : 0;
-			if (!func_ids[f]) {
-				const char *name = trace_osrt_name(o->func);
-				func_ids[f] = extra_str(s, name ? name : "unknown") + 1;
-			}
-			bi(&b, (int64_t)o->start);
-			bi(&b, (int64_t)o->end);
-			bi(&b, 27);
-			bi(&b, gtid(o->pid, o->tid));
-			bi(&b, func_ids[f] - 1);
-			bi(&b, o->result);
-			bi(&b, 0);
-			batch_row(&b);
+	for (size_t i = 0; i < m->osrt.n; i++) {
+		unsigned f = m->osrt.v[i].func < 64 ? m->osrt.v[i].func : 0;
+		if (!func_ids[f]) {
+			const char *name = f ? trace_osrt_name(f) : NULL;
+			func_ids[f] = extra_str(s, name ? name : "unknown");
 		}
 	}
-	if (batch_close(&b))
+	t = (struct src_table){ .nrows = m->osrt.n, .ncols = 7, .col = col_osrt, .arg = func_ids };
+	if (copy_rows(s, &t, "osrt", "OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, "
+		      "nestingLevel)"))
 		return -1;
 
-	batch_open(&b, s, "GPUSCOPE_THREAD_CPU (timestamp, globalTid, runNs, waitNs, cpuPercent)", 5);
-	{
-		struct u64map prev = { 0 };
-		for (size_t i = 0; i < m->cpu.n && !s->failed; i++) {
-			const struct trace_cpu_sample *c = &m->cpu.v[i];
-			uint64_t *v = u64map_get(&prev, ((uint64_t)c->pid << 32) | c->tid, 1);
-			const struct trace_cpu_sample *p = *v ? &m->cpu.v[*v - 1] : NULL;
-			bi(&b, (int64_t)c->time);
-			bi(&b, gtid(c->pid, c->tid));
-			bi(&b, (int64_t)c->run_ns);
-			bi(&b, (int64_t)c->wait_ns);
-			if (p && c->time > p->time && c->run_ns >= p->run_ns)
-				bd(&b, 100.0 * (double)(c->run_ns - p->run_ns) / (double)(c->time - p->time));
-			else
-				bn(&b);
-			*v = i + 1;
-			batch_row(&b);
-		}
-		u64map_release(&prev);
+	/* CPU use between consecutive samples of a thread; -1 = none */
+	pct = xmalloc((m->cpu.n + 1) * sizeof(double));
+	for (size_t i = 0; i < m->cpu.n; i++) {
+		const struct trace_cpu_sample *c = &m->cpu.v[i];
+		uint64_t *v = u64map_get(&prev, ((uint64_t)c->pid << 32) | c->tid, 1);
+		const struct trace_cpu_sample *p = *v ? &m->cpu.v[*v - 1] : NULL;
+		pct[i] = -1;
+		if (p && c->time > p->time && c->run_ns >= p->run_ns)
+			pct[i] = 100.0 * (double)(c->run_ns - p->run_ns) / (double)(c->time - p->time);
+		*v = i + 1;
 	}
-	return batch_close(&b);
+	u64map_release(&prev);
+	t = (struct src_table){ .nrows = m->cpu.n, .ncols = 5, .col = col_cpu, .arg = pct };
+	ret = copy_rows(s, &t, "cpu", "GPUSCOPE_THREAD_CPU (timestamp, globalTid, runNs, waitNs, cpuPercent)");
+	free(pct);
+	return ret;
+}
+
+static void col_metric(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
+{
+	const struct trace_metric *x = &t->s->m->metrics.v[i];
+	const uint32_t *ids = t->arg;
+
+	switch (c) {
+	case 0: case 1: RI(x->time); break;
+	case 2: RI(x->device == UINT32_MAX ? -1 : (int64_t)x->device); break;
+	case 3: RI(ids[i]); break;
+	default:
+		if (x->value == (double)(int64_t)x->value)
+			RI((int64_t)x->value);
+		else
+			RD(x->value);
+		break;
+	}
 }
 
 static int write_metrics(struct sq *s)
 {
 	const struct model *m = s->m;
 	struct u64map ids = { 0 }, seen = { 0 };
-	struct batch b;
+	struct src_table t;
 	sqlite3_stmt *info;
-	uint32_t next_id = 0;
+	uint32_t next_id = 0, *row_ids;
 	char tn[32];
+	int ret;
 
+	row_ids = xmalloc((m->metrics.n + 1) * sizeof(uint32_t));
 	info = prep(s, "INSERT INTO TARGET_INFO_GPU_METRICS VALUES (?,?,?,?,?)");
-	batch_open(&b, s, "GPU_METRICS (rawTimestamp, timestamp, typeId, metricId, value)", 5);
 	for (size_t i = 0; info && i < m->metrics.n && !s->failed; i++) {
 		const struct trace_metric *x = &m->metrics.v[i];
-		uint64_t *v = u64map_get(&ids, x->name_id, 1), id;
+		uint64_t *v = u64map_get(&ids, x->name_id, 1), *sn;
 		int64_t type_id = x->device == UINT32_MAX ? -1 : (int64_t)x->device;
-		uint64_t *sn;
 		if (!*v)
 			*v = ++next_id;
-		id = *v - 1;
+		row_ids[i] = (uint32_t)(*v - 1);
 		/* one info row per metric and device */
 		sn = u64map_get(&seen, ((uint64_t)(x->device + 1ull) << 32) | x->name_id, 1);
 		if (!*sn) {
@@ -861,24 +981,18 @@ static int write_metrics(struct sq *s)
 			BI(info, 1, type_id);
 			BI(info, 2, type_id);
 			BT(info, 3, tn);
-			BI(info, 4, id);
+			BI(info, 4, row_ids[i]);
 			BT(info, 5, model_str(m, x->name_id));
 			step(s, info);
 		}
-		bi(&b, (int64_t)x->time);
-		bi(&b, (int64_t)x->time);
-		bi(&b, type_id);
-		bi(&b, (int64_t)id);
-		if (x->value == (double)(int64_t)x->value)
-			bi(&b, (int64_t)x->value);
-		else
-			bd(&b, x->value);
-		batch_row(&b);
 	}
 	sqlite3_finalize(info);
+	t = (struct src_table){ .nrows = m->metrics.n, .ncols = 5, .col = col_metric, .arg = row_ids };
+	ret = copy_rows(s, &t, "metric", "GPU_METRICS (rawTimestamp, timestamp, typeId, metricId, value)");
+	free(row_ids);
 	u64map_release(&ids);
 	u64map_release(&seen);
-	return batch_close(&b);
+	return ret ? -1 : (s->failed ? -1 : 0);
 }
 
 #ifdef HAVE_GS_ANALYZE
@@ -952,24 +1066,40 @@ static int write_findings(struct sq *s, void *analysis)
 	return s->failed ? -1 : 0;
 }
 
+static void col_string(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
+{
+	const struct strtab *tab = t->arg;
+
+	if (c == 0)
+		RI(t->base + (int64_t)i);
+	else
+		RT(tab->str[i], tab->len[i]);
+}
+
+static void col_string_extra(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
+{
+	const struct strtab *tab = t->arg;
+
+	if (c == 0)
+		RI(t->base + (int64_t)i);
+	else
+		RT(tab->str[i + 1], tab->len[i + 1]);
+}
+
 static int write_strings(struct sq *s)
 {
 	const struct model *m = s->m;
-	struct batch b;
+	struct src_table t;
 
-	batch_open(&b, s, "StringIds (id, value)", 2);
-	for (uint32_t i = 0; i < m->str.nr && !s->failed; i++) {
-		bi(&b, i);
-		bt(&b, m->str.str[i], (int)m->str.len[i]);
-		batch_row(&b);
-	}
+	t = (struct src_table){ .nrows = m->str.nr, .ncols = 2, .col = col_string, .arg = &m->str };
+	if (copy_rows(s, &t, "strings", "StringIds (id, value)"))
+		return -1;
 	/* extra id 0 is the empty string, the same as model id 0: skip it */
-	for (uint32_t i = 1; i < s->extra.nr && !s->failed; i++) {
-		bi(&b, (int64_t)m->str.nr + i);
-		bt(&b, s->extra.str[i], (int)s->extra.len[i]);
-		batch_row(&b);
-	}
-	return batch_close(&b);
+	if (s->extra.nr <= 1)
+		return 0;
+	t = (struct src_table){ .nrows = s->extra.nr - 1, .ncols = 2, .col = col_string_extra,
+				.arg = &s->extra, .base = (int64_t)m->str.nr + 1 };
+	return copy_rows(s, &t, "strings_extra", "StringIds (id, value)");
 }
 
 int export_sqlite(const struct model *m, const char *path, const struct export_opts *opt)

@@ -84,6 +84,19 @@ static void write_cases(const char *path)
 	p.pid = 100;
 	p.cmdline_id = trace_builder_str(&b, "/opt/app/bin/app --x");
 	trace_builder_add(&b, TRACE_EV_PROCESS, &p, sizeof(p));
+	{
+		struct trace_name n = { 0 };
+		n.kind = TRACE_NAME_DOMAIN;
+		n.pid = 100;
+		n.name_id = trace_builder_str(&b, "my domain");
+		n.id = n.name_id;
+		trace_builder_add(&b, TRACE_EV_NAME, &n, sizeof(n));
+		n.kind = TRACE_NAME_CATEGORY;
+		n.domain_id = n.name_id;
+		n.id = 3;
+		n.name_id = trace_builder_str(&b, "io");
+		trace_builder_add(&b, TRACE_EV_NAME, &n, sizeof(n));
+	}
 	nvtx(&b, 1000, 9000, 100, TRACE_NVTX_PUSHPOP, 0, "outer");
 	nvtx(&b, 1000, 5000, 100, TRACE_NVTX_PUSHPOP, 0, "inner same start");
 	api(&b, 2000, 3000, 100, 1, "cudaLaunchKernel");
@@ -343,6 +356,9 @@ static void test_sqlite_rows(void)
 	CHECK_EQ_I64(q1(db, "SELECT globalTid FROM OSRT_API"), (100ll << 24) | 100);
 	CHECK_EQ_I64(q1(db, "SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 60 AND end IS NOT NULL"), 2);
 	CHECK_EQ_I64(q1(db, "SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 59"), 2);
+	CHECK_EQ_I64(q1(db, "SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'my domain'"), 1);
+	CHECK_EQ_I64(q1(db, "SELECT category FROM NVTX_EVENTS WHERE eventType = 33 AND text = 'io'"), 3);
+	CHECK_EQ_I64(q1(db, "SELECT COUNT(DISTINCT eventId) FROM NVTX_EVENTS"), 6);
 	CHECK_EQ_I64(q1(db, "SELECT endGlobalTid FROM NVTX_EVENTS WHERE rangeId = 7"), (100ll << 24) | 101);
 	/* memKind in nsys numbering: device = 2, pinned = 1 */
 	CHECK_EQ_I64(q1(db, "SELECT COUNT(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memKind = 2"), 3);
