@@ -126,7 +126,7 @@ static unsigned classify_kernel(const char *name)
 	};
 	static const char *const tc[] = {
 		"tf32", "bf16", "f16", "half", "hmma", "wgmma", "gmma", "imma", "tensorop", "16816",
-		"1688", "884", "i8816", "tensor", "mma_", "fp8", "e4m3", "e5m2",
+		"1688", "884", "i8816", "tensor", "fp8", "e4m3", "e5m2",
 	};
 	char low[512];
 	unsigned k = 0;
@@ -357,6 +357,7 @@ struct tl {
 	uint8_t *pid_has_cpu;      /* per unit */
 	uint64_t *cur_end;         /* per unit: running end of its GPU work */
 	uint64_t *credit;          /* per unit: blocked sync time not yet spent */
+	uint32_t *credit_name;     /* per unit: name of that sync call */
 	uint64_t min_gap, launch_max_gap, sync_tol;
 };
 
@@ -553,29 +554,38 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 			    r->start < a && r->end + l->sync_tol >= a && r->end <= L)
 				blk = r;
 		}
-		if (blk) {
-			int cause = c->api_class[blk->name_id] == API_FREE ? CAUSE_ALLOC : CAUSE_SYNC;
-			add_part(&p, cause, len, (uint64_t)1 << 40 | blk->name_id);
-			if (cause == CAUSE_SYNC) {
-				uint64_t blocked = a > blk->start ? a - blk->start : 0;
-				l->credit[ui] = blocked > len ? blocked - len : 0;
+		/* what the thread did; explicit work (I/O, waits, allocations) keeps its cause */
+		thread_activity(l, t, a, L, len, &p);
+		if (L < b) {
+			int cause = CAUSE_LAUNCH;
+			if (la && is_pageable_copy(m, la, next))
+				cause = CAUSE_PAGEABLE;
+			add_part(&p, cause, b - L, la ? (uint64_t)1 << 40 | la->name_id : 0);
+		}
+		if (blk && c->api_class[blk->name_id] == API_FREE) {
+			/* cudaFree drained the GPU: the dispatch after it is the free's cost */
+			for (int k = CAUSE_CPU; k <= CAUSE_LAUNCH; k += CAUSE_LAUNCH - CAUSE_CPU) {
+				p.ns[CAUSE_ALLOC] += p.ns[k];
+				p.ns[k] = 0;
 			}
-		} else {
-			thread_activity(l, t, a, L, len, &p);
-			if (L < b) {
-				int cause = CAUSE_LAUNCH;
-				if (la && is_pageable_copy(m, la, next))
-					cause = CAUSE_PAGEABLE;
-				add_part(&p, cause, b - L, la ? (uint64_t)1 << 40 | la->name_id : 0);
-			}
-			/* a sync earlier emptied the queue: dispatch gaps after it are its cost */
-			if (l->credit[ui]) {
-				for (int k = CAUSE_CPU; k <= CAUSE_LAUNCH; k += CAUSE_LAUNCH - CAUSE_CPU) {
-					uint64_t x = umin(l->credit[ui], p.ns[k]);
-					p.ns[k] -= x;
-					p.ns[CAUSE_SYNC] += x;
-					l->credit[ui] -= x;
-				}
+			p.name[CAUSE_ALLOC] = (uint64_t)1 << 40 | blk->name_id;
+		} else if (blk) {
+			l->credit[ui] = a > blk->start ? a - blk->start : 0;
+			l->credit_name[ui] = blk->name_id;
+		}
+		/*
+		 * A sync emptied the queue: the dispatch that follows it (CPU and launch
+		 * time, up to the time the thread was blocked) is the sync's cost; the
+		 * rest of the blocked time carries over to the following gaps.
+		 */
+		if (l->credit[ui]) {
+			for (int k = CAUSE_CPU; k <= CAUSE_LAUNCH; k += CAUSE_LAUNCH - CAUSE_CPU) {
+				uint64_t x = umin(l->credit[ui], p.ns[k]);
+				p.ns[k] -= x;
+				p.ns[CAUSE_SYNC] += x;
+				l->credit[ui] -= x;
+				if (x && !p.name[CAUSE_SYNC])
+					p.name[CAUSE_SYNC] = (uint64_t)1 << 40 | l->credit_name[ui];
 			}
 		}
 		if (!l->pid_has_cpu[ui] && !la) {
@@ -645,6 +655,35 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 		u->last = e;
 }
 
+/* The union of three normalised sets, merged in order (no sort). */
+static void merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
+		   const struct interval_set *c)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	for (;;) {
+		uint64_t sa = i < a->n ? a->v[i].start : UINT64_MAX;
+		uint64_t sb = j < b->n ? b->v[j].start : UINT64_MAX;
+		uint64_t sc = k < c->n ? c->v[k].start : UINT64_MAX;
+		const struct interval *iv;
+		if (sa == UINT64_MAX && sb == UINT64_MAX && sc == UINT64_MAX)
+			break;
+		if (sa <= sb && sa <= sc)
+			iv = &a->v[i++];
+		else if (sb <= sc)
+			iv = &b->v[j++];
+		else
+			iv = &c->v[k++];
+		if (out->n && iv->start <= out->v[out->n - 1].end) {
+			if (iv->end > out->v[out->n - 1].end)
+				out->v[out->n - 1].end = iv->end;
+			continue;
+		}
+		ivset_add(out, iv->start, iv->end);
+	}
+	out->normal = 1;
+}
+
 /* Find units first (cheap), so that per-unit arrays can be sized. */
 static void find_units(struct az_ctx *c)
 {
@@ -709,6 +748,7 @@ void az_build_timeline(struct az_ctx *c)
 	l.pid_has_cpu = xcalloc(c->nunits + 1, 1);
 	l.cur_end = xcalloc(c->nunits + 1, sizeof(uint64_t));
 	l.credit = xcalloc(c->nunits + 1, sizeof(uint64_t));
+	l.credit_name = xcalloc(c->nunits + 1, sizeof(uint32_t));
 	main_threads(&l);
 
 	/* three-way merge of kernels, copies and sets by start */
@@ -752,12 +792,7 @@ void az_build_timeline(struct az_ctx *c)
 		ivset_normalize(&u->compute);
 		ivset_normalize(&u->comm);
 		ivset_normalize(&u->copy);
-		for (size_t i = 0; i < u->compute.n; i++)
-			ivset_add(&all, u->compute.v[i].start, u->compute.v[i].end);
-		for (size_t i = 0; i < u->comm.n; i++)
-			ivset_add(&all, u->comm.v[i].start, u->comm.v[i].end);
-		for (size_t i = 0; i < u->copy.n; i++)
-			ivset_add(&all, u->copy.v[i].start, u->copy.v[i].end);
+		merge3(&all, &u->compute, &u->comm, &u->copy);
 		if (c->win.n > 1)
 			u->busy_ns = ivset_intersect_total(&all, &c->win);
 		else
@@ -777,6 +812,7 @@ void az_build_timeline(struct az_ctx *c)
 	free(l.pid_has_cpu);
 	free(l.cur_end);
 	free(l.credit);
+	free(l.credit_name);
 }
 
 void az_release_timeline(struct az_ctx *c)
