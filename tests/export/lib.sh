@@ -9,14 +9,14 @@ trap 'rm -rf "$T"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# The reports to test: a generated one, plus every real report in tests/data (the zoo) when present.
+# The reports to test: a generated one, plus every real report under tests/data
+# (tests/data/cuda, the zoo in tests/data/zoo, ...) when present.
 test_reports() {
 	"$B/gs_export_gen" "$T/generated.gpuscope" "${GEN_EVENTS:-6000}" >/dev/null
 	echo "$T/generated.gpuscope"
-	local f
-	for f in "$SRC"/tests/data/zoo/*.gpuscope "$SRC"/tests/data/*.gpuscope; do
-		[ -e "$f" ] && echo "$f"
-	done
+	if [ -d "$SRC/tests/data" ]; then
+		find "$SRC/tests/data" -name '*.gpuscope' -type f | sort
+	fi
 	return 0
 }
 
