@@ -82,4 +82,7 @@ done < <(test_reports)
 python3 -c '
 import json, sys; assert json.load(open(sys.argv[1]))["findings"], "generated run has no findings"' "$T/a.json" ||
 	fail "no findings"
+# `gpuscope profile --report-html` writes the page next to the report
+"$G" profile --report-html -o "$T/prof" -- /bin/sleep 0.05 >/dev/null 2>&1 || fail "profile --report-html failed"
+grep -q '<h1>gpuscope report: ' "$T/prof.html" || fail "profile --report-html wrote no report page"
 echo "ok: $n report(s)"
