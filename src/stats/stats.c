@@ -199,8 +199,14 @@ int stats_col_index(const struct stats_table *t, const char *name)
 void st_no_data(struct stats_table *t, const struct model *m, unsigned has_bit,
 		const char *what, int filtered)
 {
-	if (!(m->has & has_bit))
-		st_empty(t, "%s: %s were not recorded in this report", t->report, what);
+	int gpuscope = !m->format || !strcmp(m->format, "gpuscope");
+
+	if (!(m->has & has_bit) && !gpuscope)
+		/* importers set m->has to what their format can hold */
+		st_empty(t, "%s: %s are not recorded in a %s input", t->report, what, m->format);
+	else if (!(m->has & has_bit))
+		/* a gpuscope report does not say what was traced: only that none is there */
+		st_empty(t, "%s: no %s were recorded in this report", t->report, what);
 	else if (filtered)
 		st_empty(t, "%s: no %s in the selected time range", t->report, what);
 	else

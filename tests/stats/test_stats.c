@@ -695,12 +695,20 @@ static void test_empty_and_not_recorded(void)
 		CHECK(stats_run(&m, names[i], NULL, &t) == 0);
 		CHECK_EQ_U64(t.nrows, 0);
 		CHECK(t.empty_reason != NULL);
-		/* one line, naming the report, saying "not recorded" rather than zero */
+		/* one line, naming the report, saying "none recorded" rather than zero */
 		if (t.empty_reason) {
 			CHECK(!strchr(t.empty_reason, '\n'));
 			CHECK(!strncmp(t.empty_reason, names[i], strlen(names[i])));
-			CHECK_CONTAINS(t.empty_reason, "were not recorded");
+			CHECK_CONTAINS(t.empty_reason, "were recorded in this report");
 		}
+		stats_table_release(&t);
+	}
+	/* an imported input whose format cannot hold a kind of data says so */
+	m.format = "kineto";
+	{
+		struct stats_table t;
+		CHECK(stats_run(&m, "osrt_sum", NULL, &t) == 0);
+		CHECK_STR(t.empty_reason, "osrt_sum: OS runtime calls are not recorded in a kineto input");
 		stats_table_release(&t);
 	}
 	model_release(&m);
