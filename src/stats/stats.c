@@ -116,13 +116,12 @@ size_t st_row(struct stats_table *t)
 	size_t r = t->nrows;
 
 	if (r + 1 > t->alloc) {
-		size_t alloc = t->alloc;
-		ALLOC_GROW(t->cells, (r + 1) * t->ncols, alloc);
-		alloc = t->alloc;
-		ALLOC_GROW(t->invalid, (r + 1) * t->ncols, alloc);
-		t->alloc = t->ncols ? alloc / t->ncols : r + 1;
-		if (t->alloc < r + 1)
-			t->alloc = r + 1;
+		/* t->alloc counts rows; cells and flags hold ncols per row */
+		size_t rows = alloc_nr(t->alloc);
+		size_t ncols = t->ncols ? t->ncols : 1;
+		t->cells = xrealloc(t->cells, rows * ncols * sizeof(*t->cells));
+		t->invalid = xrealloc(t->invalid, rows * ncols);
+		t->alloc = rows;
 	}
 	memset(&t->cells[r * t->ncols], 0, t->ncols * sizeof(*t->cells));
 	memset(&t->invalid[r * t->ncols], 1, t->ncols);
@@ -223,11 +222,24 @@ static void swap_u64(uint64_t *a, uint64_t *b)
 }
 
 /* Reorder v[0..n) so that v[k] is the value of rank k (Hoare's selection). */
+static int cmp_u64_asc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
 static void select_k(uint64_t *v, size_t n, size_t k)
 {
-	size_t lo = 0, hi = n - 1;
+	size_t lo = 0, hi = n - 1, rounds = 0, limit = 16;
 
+	for (size_t m = n; m; m >>= 1)
+		limit += 2;
 	while (hi > lo) {
+		if (++rounds > limit) {
+			/* an input that defeats the pivot choice: sort what is left */
+			qsort(v + lo, hi - lo + 1, sizeof(*v), cmp_u64_asc);
+			return;
+		}
 		size_t mid = lo + (hi - lo) / 2, i, j;
 		uint64_t pivot;
 
@@ -564,8 +576,11 @@ void stats_acc_resolve(struct stats_acc *a, const struct model_strmap *map)
 			dst->d = src->d;
 			src->d.v = NULL;
 		} else {
-			for (size_t j = 0; j < src->d.n; j++)
-				u64vec_push(&dst->d, src->d.v[j]);
+			ALLOC_GROW(dst->d.v, dst->d.n + src->d.n, dst->d.alloc);
+			memcpy(dst->d.v + dst->d.n, src->d.v, src->d.n * sizeof(*src->d.v));
+			dst->d.n += src->d.n;
+			free(src->d.v);  /* as we go: the peak stays one copy of the values */
+			src->d.v = NULL;
 		}
 		dst->total += src->total;
 		dst->aux += src->aux;
