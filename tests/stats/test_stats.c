@@ -988,6 +988,16 @@ static void test_format_json(void)
 		     " ],\n \"empty\": null, \"note\": null}\n");
 	free(s);
 	stats_table_release(&t);
+	/* no rows: the reason, in one field */
+	st_init(&t, "demo", "Demo");
+	st_col(&t, "Name", STATS_STR);
+	st_empty(&t, "demo: no demos in this report");
+	s = format_to_string(&t, "json", "ns");
+	CHECK_STR(s, "{\"report\": \"demo\", \"title\": \"Demo\", \"timeunit\": \"ns\", "
+		     "\"columns\": [{\"name\": \"Name\", \"type\": \"string\"}],\n"
+		     " \"rows\": [],\n \"empty\": \"demo: no demos in this report\", \"note\": null}\n");
+	free(s);
+	stats_table_release(&t);
 }
 
 static void test_format_write_error(void)
