@@ -366,9 +366,13 @@ static inline int key_eq(const uint32_t *a, const uint32_t *b)
 	       key_word(a, 2) == key_word(b, 2) && key_word(a, 3) == key_word(b, 3);
 }
 
+/* Rebuild the slots, at least twice as many as groups (and a power of two). */
 static void grpmap_rehash(struct grpmap *g)
 {
 	size_t n = g->nslots ? g->nslots * 2 : 64;
+
+	while (n < 2 * (g->n + 1))
+		n *= 2;
 
 	free(g->slots);
 	g->slots = xcalloc(n, sizeof(*g->slots));

@@ -184,6 +184,28 @@ static void test_summ_by_hand(void)
 	}
 }
 
+static void test_many_groups(void)
+{
+	/* more groups than the first slot table holds, before and after sorting */
+	struct grpmap g = { 0 };
+
+	for (uint32_t i = 0; i < 5000; i++) {
+		uint32_t key[GRP_KEY_WORDS] = { i % 1000, 0, 0, 0, 0, i / 1000 };
+		struct grp *x = grpmap_get(&g, key);
+		x->total += i;
+		u64vec_push(&x->d, i);
+	}
+	CHECK_EQ_U64(g.n, 5000);
+	grpmap_sort_by_total(&g);
+	CHECK_EQ_U64(g.v[0].total, 4999);
+	for (uint32_t i = 0; i < 5000; i++) {
+		uint32_t key[GRP_KEY_WORDS] = { i % 1000, 0, 0, 0, 0, i / 1000 };
+		CHECK_EQ_U64(grpmap_get(&g, key)->total, i);
+	}
+	CHECK_EQ_U64(g.n, 5000);
+	grpmap_release(&g);
+}
+
 /* ---- each report, each column ---- */
 
 static void test_cuda_api_sum(void)
@@ -1162,6 +1184,7 @@ static void test_real_reports_consistent(void)
 static const struct gstest tests[] = {
 	GSTEST(test_summ_matches_sort),
 	GSTEST(test_summ_by_hand),
+	GSTEST(test_many_groups),
 	GSTEST(test_cuda_api_sum),
 	GSTEST(test_cuda_gpu_kern_sum),
 	GSTEST(test_cuda_gpu_kern_gb_sum),
