@@ -24,6 +24,7 @@ fi
 ls -l "$report"
 build/gpuscope info "$report" | sed -n '1,6p'
 for i in 1 2 3; do
+  echo "load average before run $i: $(cut -d' ' -f1-3 /proc/loadavg)"
   /usr/bin/time -v build/gpuscope stats "$report" >"$dir/out.txt" 2>"$dir/time.txt"
   wall=$(grep 'Elapsed (wall clock)' "$dir/time.txt" | awk '{print $NF}')
   rss=$(grep 'Maximum resident set size' "$dir/time.txt" | awk '{print $NF}')
@@ -34,7 +35,9 @@ import sys
 ev = int(sys.argv[1]); wall = sys.argv[2]; rss_kb = int(sys.argv[3])
 parts = [float(p) for p in wall.split(':')]
 sec = parts[-1] + (parts[-2] * 60 if len(parts) > 1 else 0) + (parts[-3] * 3600 if len(parts) > 2 else 0)
-print(f"run: wall {sec:.2f} s (user {sys.argv[4]} s, sys {sys.argv[5]} s), "
-      f"{ev / sec / 1e6:.2f} M events/s, peak RSS {rss_kb / 1024:.1f} MiB = {rss_kb * 1024 / ev:.1f} bytes/event")
+cpu = float(sys.argv[4]) + float(sys.argv[5])
+print(f"run: wall {sec:.2f} s, {ev / sec / 1e6:.2f} M events/s; CPU {cpu:.2f} s "
+      f"(user {sys.argv[4]} + sys {sys.argv[5]}), {ev / cpu / 1e6:.2f} M events per CPU-second; "
+      f"peak RSS {rss_kb / 1024:.1f} MiB = {rss_kb * 1024 / ev:.1f} bytes/event")
 PY
 done

@@ -66,8 +66,8 @@ contains "nvtx error" "$tmp/err" "no closed NVTX range 'nope'"
 
 # empty report: every report says so in one line, exit 0
 expect_status "empty report" 0 "$GPUSCOPE" stats -r cuda_gpu_kern_sum -r osrt_sum "$tmp/empty.gpuscope"
-contains "empty says so" "$tmp/out" "cuda_gpu_kern_sum: CUDA kernels were not recorded in this report"
-contains "empty osrt" "$tmp/out" "osrt_sum: OS runtime calls were not recorded in this report"
+contains "empty says so" "$tmp/out" "cuda_gpu_kern_sum: no CUDA kernels were recorded in this report"
+contains "empty osrt" "$tmp/out" "osrt_sum: no OS runtime calls were recorded in this report"
 
 # errors
 expect_status "unknown report" 2 "$GPUSCOPE" stats -r nope "$tmp/r.gpuscope"

@@ -184,6 +184,28 @@ static void test_summ_by_hand(void)
 	}
 }
 
+static void test_many_groups(void)
+{
+	/* more groups than the first slot table holds, before and after sorting */
+	struct grpmap g = { 0 };
+
+	for (uint32_t i = 0; i < 5000; i++) {
+		uint32_t key[GRP_KEY_WORDS] = { i % 1000, 0, 0, 0, 0, i / 1000 };
+		struct grp *x = grpmap_get(&g, key);
+		x->total += i;
+		u64vec_push(&x->d, i);
+	}
+	CHECK_EQ_U64(g.n, 5000);
+	grpmap_sort_by_total(&g);
+	CHECK_EQ_U64(g.v[0].total, 4999);
+	for (uint32_t i = 0; i < 5000; i++) {
+		uint32_t key[GRP_KEY_WORDS] = { i % 1000, 0, 0, 0, 0, i / 1000 };
+		CHECK_EQ_U64(grpmap_get(&g, key)->total, i);
+	}
+	CHECK_EQ_U64(g.n, 5000);
+	grpmap_release(&g);
+}
+
 /* ---- each report, each column ---- */
 
 static void test_cuda_api_sum(void)
@@ -695,12 +717,20 @@ static void test_empty_and_not_recorded(void)
 		CHECK(stats_run(&m, names[i], NULL, &t) == 0);
 		CHECK_EQ_U64(t.nrows, 0);
 		CHECK(t.empty_reason != NULL);
-		/* one line, naming the report, saying "not recorded" rather than zero */
+		/* one line, naming the report, saying "none recorded" rather than zero */
 		if (t.empty_reason) {
 			CHECK(!strchr(t.empty_reason, '\n'));
 			CHECK(!strncmp(t.empty_reason, names[i], strlen(names[i])));
-			CHECK_CONTAINS(t.empty_reason, "were not recorded");
+			CHECK_CONTAINS(t.empty_reason, "were recorded in this report");
 		}
+		stats_table_release(&t);
+	}
+	/* an imported input whose format cannot hold a kind of data says so */
+	m.format = "kineto";
+	{
+		struct stats_table t;
+		CHECK(stats_run(&m, "osrt_sum", NULL, &t) == 0);
+		CHECK_STR(t.empty_reason, "osrt_sum: OS runtime calls are not recorded in a kineto input");
 		stats_table_release(&t);
 	}
 	model_release(&m);
@@ -980,6 +1010,16 @@ static void test_format_json(void)
 		     " ],\n \"empty\": null, \"note\": null}\n");
 	free(s);
 	stats_table_release(&t);
+	/* no rows: the reason, in one field */
+	st_init(&t, "demo", "Demo");
+	st_col(&t, "Name", STATS_STR);
+	st_empty(&t, "demo: no demos in this report");
+	s = format_to_string(&t, "json", "ns");
+	CHECK_STR(s, "{\"report\": \"demo\", \"title\": \"Demo\", \"timeunit\": \"ns\", "
+		     "\"columns\": [{\"name\": \"Name\", \"type\": \"string\"}],\n"
+		     " \"rows\": [],\n \"empty\": \"demo: no demos in this report\", \"note\": null}\n");
+	free(s);
+	stats_table_release(&t);
 }
 
 static void test_format_write_error(void)
@@ -1144,6 +1184,7 @@ static void test_real_reports_consistent(void)
 static const struct gstest tests[] = {
 	GSTEST(test_summ_matches_sort),
 	GSTEST(test_summ_by_hand),
+	GSTEST(test_many_groups),
 	GSTEST(test_cuda_api_sum),
 	GSTEST(test_cuda_gpu_kern_sum),
 	GSTEST(test_cuda_gpu_kern_gb_sum),
