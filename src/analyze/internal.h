@@ -197,6 +197,10 @@ const char *az_pct(char *buf, size_t n, double frac);
 /* timeline.c: units, busy sets, gaps and their attribution. */
 void az_build_timeline(struct az_ctx *c);
 void az_release_timeline(struct az_ctx *c);
+/* @out = union of three normalised sets (empty sets allowed), without sorting. */
+void az_merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
+	       const struct interval_set *c);
+
 /* Does the NVTX range name look like data work (load, batch, read, decode ...)? */
 int az_is_data_name(const char *name);
 

@@ -94,7 +94,7 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 	struct interval wpg[3], wser[3], wsm[3];
 	size_t nwpg = 0, nwser = 0, nwsm = 0;
 	struct az_unit *cache = NULL;
-	uint64_t *unit_exposed;
+	struct interval_set *big_sets;  /* per unit: big pinned uploads, downloads */
 	uint32_t *kstream;
 	char b1[64], b2[64], b3[64], b4[64];
 
@@ -124,7 +124,7 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 		if (bw[d] <= 0)
 			bw[d] = 25.0;
 	}
-	unit_exposed = xcalloc(2 * c->nunits + 2, sizeof(uint64_t));
+	big_sets = xcalloc(2 * c->nunits + 2, sizeof(*big_sets));
 	kstream = xcalloc(c->nunits + 1, sizeof(uint32_t));
 	{
 		/* the stream with the most kernel time of each GPU */
@@ -166,7 +166,7 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 			ser_bytes += k->bytes;
 			ser_exposed += ex;
 			if (cache)
-				unit_exposed[2 * (size_t)(cache - c->units) + (size_t)d] += ex;
+				ivset_add(&big_sets[2 * (size_t)(cache - c->units) + (size_t)d], k->start, k->end);
 			if (ex)
 				top3(wser, &nwser, k->start, k->end);
 			if (cache && k->stream == kstream[cache - c->units])
@@ -223,16 +223,35 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 		double gain;
 		for (size_t ui = 0; ui < c->nunits; ui++) {
 			/*
-			 * Pipelined, the step costs the slowest of compute and the copies;
-			 * copies in opposite directions use separate engines and overlap each
-			 * other by copies.duplex.
+			 * Pipelined in chunks on two streams, a step costs its slowest
+			 * engine: compute, or the copies, an upload and a download
+			 * overlapping each other by copies.duplex.  The saving is how far
+			 * the GPU's busy time is above that bound, and at most the copy time
+			 * that now runs alone (beside no kernel and no opposite copy).
 			 */
-			double eh = (double)unit_exposed[2 * ui], ed = (double)unit_exposed[2 * ui + 1];
-			double comp = (double)ivset_total(&c->units[ui].compute);
-			double copy = (eh > ed ? eh : ed) + (1 - duplex) * (eh < ed ? eh : ed);
-			double piped = copy > comp ? copy : comp, serial = eh + ed + comp;
-			if (serial > piped)
-				hide += (uint64_t)(serial - piped);
+			struct interval_set *H = &big_sets[2 * ui], *D = &big_sets[2 * ui + 1];
+			struct interval_set *C = &c->units[ui].compute, un = { 0 }, cd = { 0 }, ch = { 0 };
+			struct interval_set none = { 0 };
+			double h, dd, comp, copy, bound, busy, alone;
+			ivset_normalize(H);
+			ivset_normalize(D);
+			h = (double)ivset_total(H);
+			dd = (double)ivset_total(D);
+			if (!h && !dd)
+				continue;
+			comp = (double)ivset_total(C);
+			az_merge3(&un, C, H, D);
+			busy = (double)ivset_total(&un);
+			az_merge3(&cd, C, D, &none);
+			az_merge3(&ch, C, H, &none);
+			alone = h - (double)ivset_intersect_total(H, &cd) + dd - (double)ivset_intersect_total(D, &ch);
+			copy = (h > dd ? h : dd) + (1 - duplex) * (h < dd ? h : dd);
+			bound = copy > comp ? copy : comp;
+			if (busy > bound && alone > 0)
+				hide += (uint64_t)(busy - bound < alone ? busy - bound : alone);
+			ivset_release(&un);
+			ivset_release(&cd);
+			ivset_release(&ch);
 		}
 		gain = az_div((double)hide, (double)c->unit_wall_ns);
 		if (gain >= min_gain) {
@@ -246,9 +265,9 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 				strbuf_addf(&ev, "%llu of them on the stream that runs most kernels of their GPU: copy and "
 					    "compute are serialised by stream order\n", (unsigned long long)same_stream);
 			az_add(c, "serial-copy", az_severity(gain), gain, "Copies not overlapped with compute",
-			       "sum over GPUs of (exposed upload + exposed download + compute - max(compute, max(up, down) + "
-			       "(1 - copies.duplex) x min(up, down))) / analysed GPU time: pipelined in chunks on two streams a "
-			       "step costs its slowest engine, copies in opposite directions overlapping each other by copies.duplex",
+			       "sum over GPUs of min(busy time - max(compute, max(up, down) + (1 - copies.duplex) x min(up, down)), "
+			       "copy time beside no kernel and no opposite copy) / analysed GPU time: pipelined in chunks on two "
+			       "streams a step costs its slowest engine",
 			       ev.buf,
 			       c->pytorch
 			       ? "Overlap copies with compute: copy the next batch on a side stream (with torch.cuda.stream(s): "
@@ -286,6 +305,8 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 			strbuf_release(&ev);
 		}
 	}
-	free(unit_exposed);
+	for (size_t i = 0; i < 2 * c->nunits + 2; i++)
+		ivset_release(&big_sets[i]);
+	free(big_sets);
 	free(kstream);
 }

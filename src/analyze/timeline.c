@@ -462,7 +462,9 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 			case API_ALLOC: case API_FREE: cause = CAUSE_ALLOC; break;
 			case API_LAUNCH: case API_COPY_ASYNC: cause = CAUSE_LAUNCH; break;
 			case API_INIT: cause = CAUSE_INIT; break;
-			default: cause = CAUSE_API; break;
+			default: /* a framework's bookkeeping calls between launches are dispatch */
+				cause = gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_API;
+				break;
 			}
 			if (r->start < covered && cls == API_INIT && top != CAUSE_INIT) {
 				/* nested start-up work: move it out of the enclosing call */
@@ -730,7 +732,7 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 }
 
 /* The union of three normalised sets, merged in order (no sort). */
-static void merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
+void az_merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
 		   const struct interval_set *c)
 {
 	size_t i = 0, j = 0, k = 0;
@@ -867,7 +869,7 @@ void az_build_timeline(struct az_ctx *c)
 		ivset_normalize(&u->compute);
 		ivset_normalize(&u->comm);
 		ivset_normalize(&u->copy);
-		merge3(&all, &u->compute, &u->comm, &u->copy);
+		az_merge3(&all, &u->compute, &u->comm, &u->copy);
 		if (c->win.n > 1)
 			u->busy_ns = ivset_intersect_total(&all, &c->win);
 		else
