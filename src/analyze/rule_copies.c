@@ -63,6 +63,24 @@ static uint64_t exposed_of(struct az_ctx *c, const struct trace_memcpy *k, struc
 	return hid >= d ? 0 : d - hid;
 }
 
+/* @out = @a ∩ @b (both normalised). */
+static void intersect(struct interval_set *out, const struct interval_set *a, const struct interval_set *b)
+{
+	size_t i = 0, j = 0;
+
+	while (i < a->n && j < b->n) {
+		uint64_t st = a->v[i].start > b->v[j].start ? a->v[i].start : b->v[j].start;
+		uint64_t en = a->v[i].end < b->v[j].end ? a->v[i].end : b->v[j].end;
+		if (en > st)
+			ivset_add(out, st, en);
+		if (a->v[i].end < b->v[j].end)
+			i++;
+		else
+			j++;
+	}
+	out->normal = 1;
+}
+
 static void top3(struct interval w[3], size_t *n, uint64_t a, uint64_t b)
 {
 	size_t min = 0;
@@ -230,28 +248,28 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 			 * that now runs alone (beside no kernel and no opposite copy).
 			 */
 			struct interval_set *H = &big_sets[2 * ui], *D = &big_sets[2 * ui + 1];
-			struct interval_set *C = &c->units[ui].compute, un = { 0 }, cd = { 0 }, ch = { 0 };
-			struct interval_set none = { 0 };
-			double h, dd, comp, copy, bound, busy, alone;
+			struct interval_set *C = &c->units[ui].compute, hd = { 0 }, hnd = { 0 }, none = { 0 };
+			double h, dd, comp, copy, bound, busy, alone, chd;
 			ivset_normalize(H);
 			ivset_normalize(D);
 			h = (double)ivset_total(H);
 			dd = (double)ivset_total(D);
 			if (!h && !dd)
 				continue;
+			/* small sets only: the compute set is scanned, never copied */
 			comp = (double)ivset_total(C);
-			az_merge3(&un, C, H, D);
-			busy = (double)ivset_total(&un);
-			az_merge3(&cd, C, D, &none);
-			az_merge3(&ch, C, H, &none);
-			alone = h - (double)ivset_intersect_total(H, &cd) + dd - (double)ivset_intersect_total(D, &ch);
+			az_merge3(&hd, H, D, &none);
+			intersect(&hnd, H, D);
+			chd = (double)ivset_intersect_total(C, &hd);
+			busy = comp + (double)ivset_total(&hd) - chd;
+			alone = (double)ivset_total(&hd) - chd -
+				((double)ivset_total(&hnd) - (double)ivset_intersect_total(C, &hnd));
 			copy = (h > dd ? h : dd) + (1 - duplex) * (h < dd ? h : dd);
 			bound = copy > comp ? copy : comp;
 			if (busy > bound && alone > 0)
 				hide += (uint64_t)(busy - bound < alone ? busy - bound : alone);
-			ivset_release(&un);
-			ivset_release(&cd);
-			ivset_release(&ch);
+			ivset_release(&hd);
+			ivset_release(&hnd);
 		}
 		gain = az_div((double)hide, (double)c->unit_wall_ns);
 		if (gain >= min_gain) {
