@@ -239,6 +239,115 @@ static void test_data_names(void)
 	CHECK(!az_is_data_name(""));
 }
 
+/* A step loop whose gaps are filled by @fill(s, tid, gap_start, gap_end). */
+static void write_loop(const char *path, void (*fill)(struct synth *, uint64_t, uint64_t))
+{
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	uint64_t t = 1000 * MS;
+
+	CHECK(synth_open(&s, path, 100, "./app") == 0);
+	synth_thread(&s, 100, "app");
+	synth_device(&s, 0, 132, 80ull << 30, 1980);
+	for (int i = 0; i < 50; i++) {
+		fill(&s, t, t + 4 * MS);
+		synth_kernel(&s, 100, t + 4 * MS, t + 4 * MS + 5 * US, t + 4 * MS + 10 * US, t + 10 * MS, &k);
+		t += 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+}
+
+static void fill_lock(struct synth *s, uint64_t a, uint64_t b)
+{
+	synth_osrt(s, 100, OSRT_MUTEX_LOCK, a, b);
+}
+
+static void fill_init(struct synth *s, uint64_t a, uint64_t b)
+{
+	synth_api(s, 100, "cudaGetDevice", a, b);
+	synth_api(s, 100, "cuLibraryLoadData", a + 10 * US, b - 10 * US);
+}
+
+static void fill_nothing(struct synth *s, uint64_t a, uint64_t b)
+{
+	(void)s;
+	(void)a;
+	(void)b;
+}
+
+/* What the thread did in the gap decides the finding. */
+static void test_attribution(void)
+{
+	const char *p = tmp("attr.gpuscope");
+	struct model m;
+	struct analyze_result r;
+	const struct finding *f;
+
+	/* a lock: gpu-starvation, titled so, about 4/10 of the time */
+	write_loop(p, fill_lock);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_CONTAINS(f->title, "lock");
+		CHECK_CONTAINS(f->evidence, "mutex");
+		CHECK_NEAR(f->gain, 49 * 4.0 / (49 * 10 + 6), 0.01);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+
+	/* no CPU record at all for the gap: cause not recorded, said so */
+	write_loop(p, fill_nothing);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(f != NULL);
+	if (f)
+		CHECK_CONTAINS(f->evidence, "CPU work outside traced calls");
+	analyze_result_release(&r);
+	model_release(&m);
+
+	/* one-time start-up inside the gap counts in no gain */
+	write_loop(p, fill_init);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(!f || f->gain < 0.02);
+	CHECK(r.nnotes >= 1);
+	{
+		int said = 0;
+		for (size_t i = 0; i < r.nnotes; i++)
+			said |= strstr(r.notes[i], "one-time CUDA start-up") != NULL;
+		CHECK(said);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+/* Work queued before the GPU went idle waited on the GPU side: not the CPU's fault. */
+static void test_gpu_side_gap(void)
+{
+	const char *p = tmp("queued.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	struct model m;
+	struct analyze_result r;
+	uint64_t t = 1000 * MS;
+
+	CHECK(synth_open(&s, p, 100, "./app") == 0);
+	synth_thread(&s, 100, "app");
+	for (int i = 0; i < 50; i++) {
+		/* launched 1 ms after the run began, long before its turn */
+		synth_kernel(&s, 100, 999 * MS + (uint64_t)i * 10 * US, 999 * MS + (uint64_t)i * 10 * US + 5 * US,
+			     t + 4 * MS, t + 10 * MS, &k);
+		t += 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	CHECK_NEAR(r.summary.gpu_idle, 49 * 4.0 / (49 * 10 + 6), 0.01);
+	CHECK(r.n == 0);
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
 /* --set overrides a threshold; bad names are errors, not ignored. */
 static void test_set(void)
 {
@@ -501,6 +610,8 @@ static const struct gstest tests[] = {
 	GSTEST(test_memory),
 	GSTEST(test_throttle),
 	GSTEST(test_data_names),
+	GSTEST(test_attribution),
+	GSTEST(test_gpu_side_gap),
 	GSTEST(test_set),
 	GSTEST(test_window),
 	GSTEST(test_nvtx_steps),
