@@ -411,12 +411,6 @@ static uint64_t ov(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 	return e > s ? e - s : 0;
 }
 
-static int is_pageable_copy(const struct model *m, const struct trace_api *a, const struct gpu_op *op)
-{
-	(void)m;
-	(void)a;
-	return op->kind == 1 && op->pageable;
-}
 
 struct parts {
 	uint64_t ns[CAUSE__N];
@@ -609,7 +603,7 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 		thread_activity(l, t, a, L, len, &p);
 		if (L < b) {
 			int cause = CAUSE_LAUNCH;
-			if (la && is_pageable_copy(m, la, next))
+			if (la && next->kind == 1 && next->pageable)
 				cause = CAUSE_PAGEABLE;
 			else if (b - L >= l->launch_max_gap)
 				cause = CAUSE_API; /* a launch that long loads modules or waits: not launch overhead */
