@@ -131,6 +131,8 @@ struct az_ctx {
 	uint64_t gpu_side_gaps;
 	struct az_cause_stat cause[CAUSE__N];
 	uint64_t launch_gaps;      /* gaps (any length) whose next launch came after the gap began */
+	uint64_t cpu_sampled_ns;   /* CPU-work idle time that thread CPU samples bracket */
+	uint64_t cpu_on_ns;        /* the part of it the thread was running */
 
 	/* steps */
 	double step_period_s;

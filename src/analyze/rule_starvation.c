@@ -96,6 +96,19 @@ static void idle_line(const struct az_ctx *c, struct strbuf *ev)
 	strbuf_addch(ev, '\n');
 }
 
+/* What the thread CPU samples say about the "CPU work" parts. */
+static void cpu_line(const struct az_ctx *c, struct strbuf *ev)
+{
+	double on;
+
+	if (!c->cpu_sampled_ns)
+		return;
+	on = az_div((double)c->cpu_on_ns, (double)c->cpu_sampled_ns);
+	strbuf_addf(ev, "thread CPU samples: the thread ran on a CPU %.0f%% of its CPU-work idle time%s\n", on * 100,
+		    on < 0.5 ? " (mostly off-CPU: blocked in calls that are not traced, page faults, or waiting to run)"
+			     : " (computing)");
+}
+
 static void data_loading(struct az_ctx *c, const struct az_rule *self)
 {
 	static const int causes[] = { CAUSE_IO, CAUSE_WAIT, CAUSE_DATA_CPU };
@@ -126,6 +139,7 @@ static void data_loading(struct az_ctx *c, const struct az_rule *self)
 		az_describe_cause(c, causes[i], &ev);
 		strbuf_addch(&ev, '\n');
 	}
+	cpu_line(c, &ev);
 	nw = where_of(c, causes, ARRAY_SIZE(causes), where);
 	az_add(c, "data-loading", az_severity(gain), gain, title.buf,
 	       "idle time during which the thread that launches the next GPU work was reading, waiting on "
@@ -201,6 +215,7 @@ static void starvation(struct az_ctx *c, const struct az_rule *self)
 		az_describe_cause(c, causes[i], &ev);
 		strbuf_addch(&ev, '\n');
 	}
+	cpu_line(c, &ev);
 	nw = where_of(c, causes, ARRAY_SIZE(causes), where);
 	az_add(c, "gpu-starvation", az_severity(gain), gain, title.buf,
 	       "idle time while the thread that launches the next GPU work computed outside CUDA calls, waited on a lock, "

@@ -379,6 +379,8 @@ struct tl {
 	struct az_ctx *c;
 	const struct model *m;
 	struct thread_index api, osrt, nvtx;
+	size_t *cpu_off;           /* per thread: its CPU samples, in time order */
+	uint32_t *cpu_row;
 	struct corr_map corr;
 	uint32_t *main_thread;     /* per unit: thread index + 1 of the main thread, 0 = none */
 	uint8_t *pid_has_cpu;      /* per unit */
@@ -387,6 +389,65 @@ struct tl {
 	uint32_t *credit_name;     /* per unit: name of that sync call */
 	uint64_t min_gap, launch_max_gap, sync_tol;
 };
+
+/* CPU samples bucketed by thread (no end times: a plain counting sort). */
+static void cpu_index(struct tl *l)
+{
+	const struct model *m = l->m;
+	size_t nt = m->threads.n, *cur, *tix;
+
+	l->cpu_off = xcalloc(nt + 2, sizeof(size_t));
+	if (!m->cpu.n)
+		return;
+	tix = xmalloc(m->cpu.n * sizeof(size_t));
+	for (size_t i = 0; i < m->cpu.n; i++) {
+		tix[i] = thread_of(m, m->cpu.v[i].pid, m->cpu.v[i].tid);
+		if (tix[i] != SIZE_MAX)
+			l->cpu_off[tix[i] + 1]++;
+	}
+	for (size_t t = 0; t < nt; t++)
+		l->cpu_off[t + 1] += l->cpu_off[t];
+	cur = xmalloc((nt + 1) * sizeof(size_t));
+	memcpy(cur, l->cpu_off, (nt + 1) * sizeof(size_t));
+	l->cpu_row = xmalloc((l->cpu_off[nt] + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < m->cpu.n; i++)
+		if (tix[i] != SIZE_MAX)
+			l->cpu_row[cur[tix[i]]++] = (uint32_t)i;
+	free(cur);
+	free(tix);
+}
+
+/*
+ * Share of [a, b) thread @t spent on a CPU, from the samples bracketing it
+ * (cumulative run time); -1 when the samples do not bracket the interval.
+ */
+static double cpu_share(const struct tl *l, size_t t, uint64_t a, uint64_t b)
+{
+	const struct model *m = l->m;
+	size_t lo = l->cpu_off[t], hi = l->cpu_off[t + 1], n0, n1;
+	const struct trace_cpu_sample *s0, *s1;
+
+	if (lo == hi)
+		return -1;
+	n1 = hi;
+	while (lo < n1) { /* first sample at or after b */
+		size_t mid = lo + (n1 - lo) / 2;
+		if (m->cpu.v[l->cpu_row[mid]].time < b)
+			lo = mid + 1;
+		else
+			n1 = mid;
+	}
+	if (n1 == hi || n1 == l->cpu_off[t])
+		return -1;
+	n0 = n1 - 1;
+	while (n0 > l->cpu_off[t] && m->cpu.v[l->cpu_row[n0]].time > a)
+		n0--;
+	s0 = &m->cpu.v[l->cpu_row[n0]];
+	s1 = &m->cpu.v[l->cpu_row[n1]];
+	if (s0->time > a || s1->time <= s0->time || s1->run_ns < s0->run_ns)
+		return -1;
+	return az_div((double)(s1->run_ns - s0->run_ns), (double)(s1->time - s0->time));
+}
 
 static size_t unit_get(struct az_ctx *c, uint32_t pid, uint32_t device, size_t *last)
 {
@@ -431,7 +492,7 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 			    struct parts *p)
 {
 	const struct model *m = l->m;
-	uint64_t api_ns = 0, os_ns = 0, data_ns = 0, rest;
+	uint64_t api_ns = 0, os_ns = 0, data_ns = 0, rest, any_name = 0;
 	size_t i;
 
 	if (e <= a)
@@ -504,9 +565,10 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 	rest = rest > api_ns + os_ns ? rest - api_ns - os_ns : 0;
 	if (!rest)
 		return;
-	/* NVTX ranges named like data work */
+	/* NVTX ranges named like data work; the innermost range names the rest */
 	if (l->nvtx.off) {
 		uint64_t best = 0, best_name = 0;
+		int level = -1;
 		for (i = index_first(&l->nvtx, t, a); i < l->nvtx.off[t + 1]; i++) {
 			const struct trace_nvtx_range *r = &m->nvtx.v[l->nvtx.row[i]];
 			uint64_t o;
@@ -515,6 +577,10 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 			o = ov(a, e, r->start, r->end);
 			if (!o)
 				continue;
+			if (r->level > level || (r->level == level && o * 2 > e - a)) {
+				level = r->level;
+				any_name = (uint64_t)3 << 40 | r->name_id;
+			}
 			if (az_is_data_name(model_str(m, r->name_id))) {
 				data_ns = umax(data_ns, o);
 				if (o >= best) {
@@ -527,7 +593,7 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 		add_part(p, CAUSE_DATA_CPU, data_ns, best_name);
 		rest -= data_ns;
 	}
-	add_part(p, gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_CPU, rest, 0);
+	add_part(p, gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_CPU, rest, any_name);
 }
 
 /* Keep the three gaps where the cause took the most time. */
@@ -660,6 +726,15 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 				p.ns[CAUSE_DATA_CPU] += p.ns[prep[k]];
 				p.ns[prep[k]] = 0;
 				p.name[CAUSE_DATA_CPU] = (uint64_t)4 << 40 | (la ? la->name_id : 0);
+			}
+		}
+		/* were the CPU-work parts really on a CPU? (thread CPU samples) */
+		if (p.ns[CAUSE_CPU] + p.ns[CAUSE_DATA_CPU] >= 100000 && l->cpu_off) {
+			double sh = cpu_share(l, t, a, L);
+			if (sh >= 0) {
+				uint64_t part = p.ns[CAUSE_CPU] + p.ns[CAUSE_DATA_CPU];
+				c->cpu_sampled_ns += part;
+				c->cpu_on_ns += (uint64_t)((double)part * (sh > 1 ? 1 : sh));
 			}
 		}
 		if (!l->pid_has_cpu[ui] && !la) {
@@ -813,6 +888,7 @@ void az_build_timeline(struct az_ctx *c)
 	BUILD_INDEX(&l.api, m, m->api.v, m->api.n);
 	BUILD_INDEX(&l.osrt, m, m->osrt.v, m->osrt.n);
 	BUILD_INDEX(&l.nvtx, m, m->nvtx.v, m->nvtx.n);
+	cpu_index(&l);
 	corr_build(&l.corr, m);
 	l.main_thread = xcalloc(c->nunits + 1, sizeof(uint32_t));
 	l.pid_has_cpu = xcalloc(c->nunits + 1, 1);
@@ -878,6 +954,8 @@ void az_build_timeline(struct az_ctx *c)
 	index_release(&l.api);
 	index_release(&l.osrt);
 	index_release(&l.nvtx);
+	free(l.cpu_off);
+	free(l.cpu_row);
 	free(l.corr.slot);
 	free(l.main_thread);
 	free(l.pid_has_cpu);

@@ -268,6 +268,16 @@ static void fill_init(struct synth *s, uint64_t a, uint64_t b)
 	synth_api(s, 100, "cuLibraryLoadData", a + 10 * US, b - 10 * US);
 }
 
+/* CPU samples around each gap: the thread ran 10% of it */
+static void fill_offcpu(struct synth *s, uint64_t a, uint64_t b)
+{
+	static uint64_t run;
+
+	synth_cpu(s, 100, a - 1 * US, run);
+	run += (b - a) / 10;
+	synth_cpu(s, 100, b + 1 * US, run);
+}
+
 static void fill_nothing(struct synth *s, uint64_t a, uint64_t b)
 {
 	(void)s;
@@ -303,6 +313,16 @@ static void test_attribution(void)
 	CHECK(f != NULL);
 	if (f)
 		CHECK_CONTAINS(f->evidence, "CPU work outside traced calls");
+	analyze_result_release(&r);
+	model_release(&m);
+
+	/* the same, but CPU samples show the thread mostly off the CPU */
+	write_loop(p, fill_offcpu);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(f != NULL);
+	if (f)
+		CHECK_CONTAINS(f->evidence, "ran on a CPU 10% of its CPU-work idle time (mostly off-CPU");
 	analyze_result_release(&r);
 	model_release(&m);
 
