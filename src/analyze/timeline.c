@@ -43,18 +43,24 @@ int az_api_class(const char *n)
 	    has_prefix(n, "cuModuleGetFunction") || has_prefix(n, "cuLibraryGetKernel") ||
 	    has_prefix(n, "cuKernelGetFunction"))
 		return API_INIT;
+	if (has_prefix(n, "hip")) /* ROCm traces (Kineto): the same calls, another prefix */
+		n += 3;
 	if (has_prefix(n, "cudaLaunch") || has_prefix(n, "cuLaunch") ||
-	    has_prefix(n, "cudaGraphLaunch") || has_prefix(n, "cuGraphLaunch"))
+	    has_prefix(n, "cudaGraphLaunch") || has_prefix(n, "cuGraphLaunch") ||
+	    has_prefix(n, "Launch") || has_prefix(n, "ExtLaunch") || has_prefix(n, "ModuleLaunch") ||
+	    has_prefix(n, "GraphLaunch"))
 		return API_LAUNCH;
 	if (strstr(n, "Synchronize") && !strstr(n, "Set"))
 		return API_SYNC;
 	if (has_prefix(n, "cudaMemcpy") || has_prefix(n, "cudaMemset") ||
-	    has_prefix(n, "cuMemcpy") || has_prefix(n, "cuMemset"))
+	    has_prefix(n, "cuMemcpy") || has_prefix(n, "cuMemset") || has_prefix(n, "Memcpy") ||
+	    has_prefix(n, "Memset"))
 		return strstr(n, "Async") || strstr(n, "async") ? API_COPY_ASYNC : API_COPY_SYNC;
-	if (has_prefix(n, "cudaFree") || has_prefix(n, "cuMemFree") ||
+	if (has_prefix(n, "cudaFree") || has_prefix(n, "cuMemFree") || has_prefix(n, "Free") ||
 	    has_prefix(n, "cuMemRelease") || has_prefix(n, "cuMemUnmap"))
 		return strstr(n, "Async") ? API_OTHER : API_FREE;
-	if (has_prefix(n, "cudaMalloc") || has_prefix(n, "cuMemAlloc") ||
+	if (has_prefix(n, "cudaMalloc") || has_prefix(n, "cuMemAlloc") || has_prefix(n, "Malloc") ||
+	    has_prefix(n, "HostMalloc") ||
 	    has_prefix(n, "cudaHostAlloc") || has_prefix(n, "cuMemHostAlloc") ||
 	    has_prefix(n, "cuMemCreate") || has_prefix(n, "cuMemMap"))
 		return strstr(n, "Async") ? API_OTHER : API_ALLOC;

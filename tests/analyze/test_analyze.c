@@ -239,6 +239,32 @@ static void test_data_names(void)
 	CHECK(!az_is_data_name(""));
 }
 
+static void test_api_classes(void)
+{
+	CHECK_EQ_I64(az_api_class("cudaLaunchKernel"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cudaLaunchKernelExC_v11060"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cuLaunchKernel"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cudaGraphLaunch_v10000"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("hipLaunchKernel"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cudaDeviceSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("cudaStreamSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("cuEventSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("hipDeviceSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("cudaMemcpy"), API_COPY_SYNC);
+	CHECK_EQ_I64(az_api_class("cuMemcpyDtoH_v2"), API_COPY_SYNC);
+	CHECK_EQ_I64(az_api_class("cudaMemcpyAsync"), API_COPY_ASYNC);
+	CHECK_EQ_I64(az_api_class("cudaMemsetAsync"), API_COPY_ASYNC);
+	CHECK_EQ_I64(az_api_class("cudaMalloc"), API_ALLOC);
+	CHECK_EQ_I64(az_api_class("cudaMallocAsync"), API_OTHER);
+	CHECK_EQ_I64(az_api_class("cudaFree"), API_FREE);
+	CHECK_EQ_I64(az_api_class("cudaFreeAsync"), API_OTHER);
+	CHECK_EQ_I64(az_api_class("cuDevicePrimaryCtxRetain"), API_INIT);
+	CHECK_EQ_I64(az_api_class("cuLibraryLoadData"), API_INIT);
+	CHECK_EQ_I64(az_api_class("cudaGetDevice"), API_OTHER);
+	CHECK_EQ_I64(az_api_class("cudaStreamWaitEvent"), API_OTHER);
+	CHECK_EQ_I64(az_api_class(""), API_OTHER);
+}
+
 /* A step loop whose gaps are filled by @fill(s, tid, gap_start, gap_end). */
 static void write_loop(const char *path, void (*fill)(struct synth *, uint64_t, uint64_t))
 {
@@ -630,6 +656,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_memory),
 	GSTEST(test_throttle),
 	GSTEST(test_data_names),
+	GSTEST(test_api_classes),
 	GSTEST(test_attribution),
 	GSTEST(test_gpu_side_gap),
 	GSTEST(test_set),
