@@ -38,18 +38,29 @@ static int has_prefix(const char *s, const char *p)
 
 int az_api_class(const char *n)
 {
+	if (has_prefix(n, "cuInit") || has_prefix(n, "cuDevicePrimaryCtx") || has_prefix(n, "cuCtxCreate") ||
+	    has_prefix(n, "cuModuleLoad") || has_prefix(n, "cuLibraryLoad") ||
+	    has_prefix(n, "cuModuleGetFunction") || has_prefix(n, "cuLibraryGetKernel") ||
+	    has_prefix(n, "cuKernelGetFunction"))
+		return API_INIT;
+	if (has_prefix(n, "hip")) /* ROCm traces (Kineto): the same calls, another prefix */
+		n += 3;
 	if (has_prefix(n, "cudaLaunch") || has_prefix(n, "cuLaunch") ||
-	    has_prefix(n, "cudaGraphLaunch") || has_prefix(n, "cuGraphLaunch"))
+	    has_prefix(n, "cudaGraphLaunch") || has_prefix(n, "cuGraphLaunch") ||
+	    has_prefix(n, "Launch") || has_prefix(n, "ExtLaunch") || has_prefix(n, "ModuleLaunch") ||
+	    has_prefix(n, "GraphLaunch"))
 		return API_LAUNCH;
 	if (strstr(n, "Synchronize") && !strstr(n, "Set"))
 		return API_SYNC;
 	if (has_prefix(n, "cudaMemcpy") || has_prefix(n, "cudaMemset") ||
-	    has_prefix(n, "cuMemcpy") || has_prefix(n, "cuMemset"))
+	    has_prefix(n, "cuMemcpy") || has_prefix(n, "cuMemset") || has_prefix(n, "Memcpy") ||
+	    has_prefix(n, "Memset"))
 		return strstr(n, "Async") || strstr(n, "async") ? API_COPY_ASYNC : API_COPY_SYNC;
-	if (has_prefix(n, "cudaFree") || has_prefix(n, "cuMemFree") ||
+	if (has_prefix(n, "cudaFree") || has_prefix(n, "cuMemFree") || has_prefix(n, "Free") ||
 	    has_prefix(n, "cuMemRelease") || has_prefix(n, "cuMemUnmap"))
 		return strstr(n, "Async") ? API_OTHER : API_FREE;
-	if (has_prefix(n, "cudaMalloc") || has_prefix(n, "cuMemAlloc") ||
+	if (has_prefix(n, "cudaMalloc") || has_prefix(n, "cuMemAlloc") || has_prefix(n, "Malloc") ||
+	    has_prefix(n, "HostMalloc") ||
 	    has_prefix(n, "cudaHostAlloc") || has_prefix(n, "cuMemHostAlloc") ||
 	    has_prefix(n, "cuMemCreate") || has_prefix(n, "cuMemMap"))
 		return strstr(n, "Async") ? API_OTHER : API_ALLOC;
@@ -60,9 +71,10 @@ const char *az_cause_name(int cause)
 {
 	static const char *names[CAUSE__N] = {
 		"I/O", "waiting on other processes", "waiting on a lock", "sleeping",
-		"CPU data work (NVTX)", "CPU work outside traced calls", "after a synchronisation",
+		"preparing input data on the CPU", "CPU work outside traced calls", "after a synchronisation",
 		"copying from/to pageable memory", "allocating/freeing device memory",
-		"inside other CUDA API calls", "launching", "unknown (no CPU data)",
+		"inside other CUDA API calls", "launching", "CUDA start-up (context, module loading)",
+		"unknown (no CPU data)",
 	};
 	return cause >= 0 && cause < CAUSE__N ? names[cause] : "?";
 }
@@ -90,22 +102,42 @@ static int osrt_cause(unsigned f)
 	}
 }
 
+/*
+ * Data-work names: a word of the name (split at non-letters and at
+ * lower-to-upper case changes) is one of the words below.  Names with
+ * "parallel" are model wrappers (DataParallel, DistributedDataParallel);
+ * qualified names ("aten::batch_norm") are framework operators, not ranges
+ * a user put around data work.
+ */
 int az_is_data_name(const char *name)
 {
 	static const char *const words[] = {
-		"data", "load", "batch", "fetch", "read", "decode", "augment", "transform",
-		"collate", "preprocess", "prefetch", "input", "dataset", "sampler",
+		"data", "dataloader", "dataset", "load", "loader", "loading", "batch", "batches",
+		"fetch", "read", "decode", "augment", "augmentation", "transform", "transforms",
+		"collate", "preprocess", "preprocessing", "prefetch", "input", "inputs", "sampler",
+		"io",
 	};
-	char low[128];
-	size_t i;
+	char w[64];
+	size_t n = 0;
+	int hit = 0;
 
-	for (i = 0; name[i] && i + 1 < sizeof(low); i++)
-		low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
-	low[i] = 0;
-	for (i = 0; i < ARRAY_SIZE(words); i++)
-		if (strstr(low, words[i]))
-			return 1;
-	return 0;
+	if (strcasestr(name, "parallel") || strstr(name, "::"))
+		return 0;
+	for (const char *p = name;; p++) {
+		int alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z');
+		int split = !alpha || (n && *p >= 'A' && *p <= 'Z' && p[-1] >= 'a' && p[-1] <= 'z');
+		if (split && n) {
+			w[n] = 0;
+			for (size_t i = 0; i < ARRAY_SIZE(words) && !hit; i++)
+				hit = !strcmp(w, words[i]);
+			n = 0;
+		}
+		if (!*p || hit)
+			break;
+		if (alpha && n + 1 < sizeof(w))
+			w[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+	}
+	return hit;
 }
 
 /* ---- kernel classes ---- */
@@ -346,12 +378,15 @@ struct gpu_op {
 	int kind;                  /* 0 kernel, 1 copy, 2 set */
 	int comm;
 	int pageable;
+	int htod;                  /* a host-to-device copy */
 };
 
 struct tl {
 	struct az_ctx *c;
 	const struct model *m;
 	struct thread_index api, osrt, nvtx;
+	size_t *cpu_off;           /* per thread: its CPU samples, in time order */
+	uint32_t *cpu_row;
 	struct corr_map corr;
 	uint32_t *main_thread;     /* per unit: thread index + 1 of the main thread, 0 = none */
 	uint8_t *pid_has_cpu;      /* per unit */
@@ -360,6 +395,65 @@ struct tl {
 	uint32_t *credit_name;     /* per unit: name of that sync call */
 	uint64_t min_gap, launch_max_gap, sync_tol;
 };
+
+/* CPU samples bucketed by thread (no end times: a plain counting sort). */
+static void cpu_index(struct tl *l)
+{
+	const struct model *m = l->m;
+	size_t nt = m->threads.n, *cur, *tix;
+
+	l->cpu_off = xcalloc(nt + 2, sizeof(size_t));
+	if (!m->cpu.n)
+		return;
+	tix = xmalloc(m->cpu.n * sizeof(size_t));
+	for (size_t i = 0; i < m->cpu.n; i++) {
+		tix[i] = thread_of(m, m->cpu.v[i].pid, m->cpu.v[i].tid);
+		if (tix[i] != SIZE_MAX)
+			l->cpu_off[tix[i] + 1]++;
+	}
+	for (size_t t = 0; t < nt; t++)
+		l->cpu_off[t + 1] += l->cpu_off[t];
+	cur = xmalloc((nt + 1) * sizeof(size_t));
+	memcpy(cur, l->cpu_off, (nt + 1) * sizeof(size_t));
+	l->cpu_row = xmalloc((l->cpu_off[nt] + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < m->cpu.n; i++)
+		if (tix[i] != SIZE_MAX)
+			l->cpu_row[cur[tix[i]]++] = (uint32_t)i;
+	free(cur);
+	free(tix);
+}
+
+/*
+ * Share of [a, b) thread @t spent on a CPU, from the samples bracketing it
+ * (cumulative run time); -1 when the samples do not bracket the interval.
+ */
+static double cpu_share(const struct tl *l, size_t t, uint64_t a, uint64_t b)
+{
+	const struct model *m = l->m;
+	size_t lo = l->cpu_off[t], hi = l->cpu_off[t + 1], n0, n1;
+	const struct trace_cpu_sample *s0, *s1;
+
+	if (lo == hi)
+		return -1;
+	n1 = hi;
+	while (lo < n1) { /* first sample at or after b */
+		size_t mid = lo + (n1 - lo) / 2;
+		if (m->cpu.v[l->cpu_row[mid]].time < b)
+			lo = mid + 1;
+		else
+			n1 = mid;
+	}
+	if (n1 == hi || n1 == l->cpu_off[t])
+		return -1;
+	n0 = n1 - 1;
+	while (n0 > l->cpu_off[t] && m->cpu.v[l->cpu_row[n0]].time > a)
+		n0--;
+	s0 = &m->cpu.v[l->cpu_row[n0]];
+	s1 = &m->cpu.v[l->cpu_row[n1]];
+	if (s0->time > a || s1->time <= s0->time || s1->run_ns < s0->run_ns)
+		return -1;
+	return az_div((double)(s1->run_ns - s0->run_ns), (double)(s1->time - s0->time));
+}
 
 static size_t unit_get(struct az_ctx *c, uint32_t pid, uint32_t device, size_t *last)
 {
@@ -384,12 +478,6 @@ static uint64_t ov(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 	return e > s ? e - s : 0;
 }
 
-static int is_pageable_copy(const struct model *m, const struct trace_api *a, const struct gpu_op *op)
-{
-	(void)m;
-	(void)a;
-	return op->kind == 1 && op->pageable;
-}
 
 struct parts {
 	uint64_t ns[CAUSE__N];
@@ -410,29 +498,52 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 			    struct parts *p)
 {
 	const struct model *m = l->m;
-	uint64_t api_ns = 0, os_ns = 0, data_ns = 0, rest;
+	uint64_t api_ns = 0, os_ns = 0, data_ns = 0, rest, any_name = 0;
 	size_t i;
 
 	if (e <= a)
 		return;
-	/* CUDA API calls */
-	for (i = index_first(&l->api, t, a); i < l->api.off[t + 1]; i++) {
-		const struct trace_api *r = &m->api.v[l->api.row[i]];
-		uint64_t o;
-		int cause;
-		if (r->start >= e)
-			break;
-		o = ov(a, e, r->start, r->end);
-		if (!o)
-			continue;
-		switch (l->c->api_class[r->name_id]) {
-		case API_SYNC: case API_COPY_SYNC: cause = CAUSE_SYNC; break;
-		case API_ALLOC: case API_FREE: cause = CAUSE_ALLOC; break;
-		case API_LAUNCH: case API_COPY_ASYNC: cause = CAUSE_LAUNCH; break;
-		default: cause = CAUSE_API; break;
+	/*
+	 * CUDA API calls.  Driver calls made inside a runtime call are recorded
+	 * too: count only time no earlier call covered, except that one-time
+	 * initialisation inside a call (context creation, module loading) is
+	 * taken out of its parent and counted as such.
+	 */
+	{
+		uint64_t covered = a;
+		int top = CAUSE_API;
+		for (i = index_first(&l->api, t, a); i < l->api.off[t + 1]; i++) {
+			const struct trace_api *r = &m->api.v[l->api.row[i]];
+			uint64_t o, s0, e0;
+			int cls = l->c->api_class[r->name_id], cause;
+			if (r->start >= e)
+				break;
+			switch (cls) {
+			case API_SYNC: case API_COPY_SYNC: cause = CAUSE_SYNC; break;
+			case API_ALLOC: case API_FREE: cause = CAUSE_ALLOC; break;
+			case API_LAUNCH: case API_COPY_ASYNC: cause = CAUSE_LAUNCH; break;
+			case API_INIT: cause = CAUSE_INIT; break;
+			default: /* a framework's bookkeeping calls between launches are dispatch */
+				cause = gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_API;
+				break;
+			}
+			if (r->start < covered && cls == API_INIT && top != CAUSE_INIT) {
+				/* nested start-up work: move it out of the enclosing call */
+				uint64_t x = ov(a, umin(e, covered), r->start, r->end);
+				x = umin(x, p->ns[top]);
+				p->ns[top] -= x;
+				add_part(p, CAUSE_INIT, x, (uint64_t)1 << 40 | r->name_id);
+			}
+			s0 = umax(umax(a, r->start), covered);
+			e0 = umin(e, r->end);
+			o = e0 > s0 ? e0 - s0 : 0;
+			if (!o)
+				continue;
+			add_part(p, cause, o, (uint64_t)1 << 40 | r->name_id);
+			api_ns += o;
+			covered = e0;
+			top = cause;
 		}
-		add_part(p, cause, o, (uint64_t)1 << 40 | r->name_id);
-		api_ns += o;
 	}
 	/* OS-runtime calls not inside an API call (the driver's own ioctls are API time) */
 	for (i = index_first(&l->osrt, t, a); i < l->osrt.off[t + 1]; i++) {
@@ -460,9 +571,10 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 	rest = rest > api_ns + os_ns ? rest - api_ns - os_ns : 0;
 	if (!rest)
 		return;
-	/* NVTX ranges named like data work */
+	/* NVTX ranges named like data work; the innermost range names the rest */
 	if (l->nvtx.off) {
 		uint64_t best = 0, best_name = 0;
+		int level = -1;
 		for (i = index_first(&l->nvtx, t, a); i < l->nvtx.off[t + 1]; i++) {
 			const struct trace_nvtx_range *r = &m->nvtx.v[l->nvtx.row[i]];
 			uint64_t o;
@@ -471,6 +583,10 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 			o = ov(a, e, r->start, r->end);
 			if (!o)
 				continue;
+			if (r->level > level || (r->level == level && o * 2 > e - a)) {
+				level = r->level;
+				any_name = (uint64_t)3 << 40 | r->name_id;
+			}
 			if (az_is_data_name(model_str(m, r->name_id))) {
 				data_ns = umax(data_ns, o);
 				if (o >= best) {
@@ -483,22 +599,24 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 		add_part(p, CAUSE_DATA_CPU, data_ns, best_name);
 		rest -= data_ns;
 	}
-	add_part(p, gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_CPU, rest, 0);
+	add_part(p, gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_CPU, rest, any_name);
 }
 
-static void big_add(struct interval big[3], uint64_t a, uint64_t b)
+/* Keep the three gaps where the cause took the most time. */
+static void big_add(struct az_cause_stat *cs, uint64_t a, uint64_t b, uint64_t ns)
 {
-	uint64_t len = b - a;
 	int k;
 
 	for (k = 0; k < 3; k++)
-		if (len > big[k].end - big[k].start)
+		if (ns > cs->big_ns[k])
 			break;
 	if (k == 3)
 		return;
-	memmove(&big[k + 1], &big[k], (size_t)(2 - k) * sizeof(big[0]));
-	big[k].start = a;
-	big[k].end = b;
+	memmove(&cs->big[k + 1], &cs->big[k], (size_t)(2 - k) * sizeof(cs->big[0]));
+	memmove(&cs->big_ns[k + 1], &cs->big_ns[k], (size_t)(2 - k) * sizeof(cs->big_ns[0]));
+	cs->big[k].start = a;
+	cs->big[k].end = b;
+	cs->big_ns[k] = ns;
 }
 
 static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gpu_op *next)
@@ -509,7 +627,6 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 	struct parts p;
 	uint64_t len = b - a, len_in, L, thr_key = 0;
 	size_t t = SIZE_MAX;
-	int dom = -1;
 
 	len_in = c->win.n > 1 ? az_win_overlap(c, a, b) : len;
 	if (len_in < l->min_gap)
@@ -558,9 +675,24 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 		thread_activity(l, t, a, L, len, &p);
 		if (L < b) {
 			int cause = CAUSE_LAUNCH;
-			if (la && is_pageable_copy(m, la, next))
+			if (la && next->kind == 1 && next->pageable)
 				cause = CAUSE_PAGEABLE;
+			else if (b - L >= l->launch_max_gap)
+				cause = CAUSE_API; /* a launch that long loads modules or waits: not launch overhead */
 			add_part(&p, cause, b - L, la ? (uint64_t)1 << 40 | la->name_id : 0);
+			if (cause == CAUSE_API) { /* lazy module loading inside the launch */
+				for (size_t i = index_first(&l->api, t, L); i < l->api.off[t + 1]; i++) {
+					const struct trace_api *r = &m->api.v[l->api.row[i]];
+					uint64_t x;
+					if (r->start >= b)
+						break;
+					if (c->api_class[r->name_id] != API_INIT)
+						continue;
+					x = umin(ov(L, b, r->start, r->end), p.ns[CAUSE_API]);
+					p.ns[CAUSE_API] -= x;
+					add_part(&p, CAUSE_INIT, x, (uint64_t)1 << 40 | r->name_id);
+				}
+			}
 		}
 		if (blk && c->api_class[blk->name_id] == API_FREE) {
 			/* cudaFree drained the GPU: the dispatch after it is the free's cost */
@@ -588,6 +720,29 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 					p.name[CAUSE_SYNC] = (uint64_t)1 << 40 | l->credit_name[ui];
 			}
 		}
+		/*
+		 * Host work that ends in a host-to-device copy prepared that copy's
+		 * data: the input pipeline, whatever calls it made on the way.
+		 */
+		if (next->htod) {
+			static const int prep[] = { CAUSE_CPU, CAUSE_LOCK, CAUSE_SLEEP };
+			for (size_t k = 0; k < ARRAY_SIZE(prep); k++) {
+				if (!p.ns[prep[k]])
+					continue;
+				p.ns[CAUSE_DATA_CPU] += p.ns[prep[k]];
+				p.ns[prep[k]] = 0;
+				p.name[CAUSE_DATA_CPU] = (uint64_t)4 << 40 | (la ? la->name_id : 0);
+			}
+		}
+		/* were the CPU-work parts really on a CPU? (thread CPU samples) */
+		if (p.ns[CAUSE_CPU] + p.ns[CAUSE_DATA_CPU] >= 100000 && l->cpu_off) {
+			double sh = cpu_share(l, t, a, L);
+			if (sh >= 0) {
+				uint64_t part = p.ns[CAUSE_CPU] + p.ns[CAUSE_DATA_CPU];
+				c->cpu_sampled_ns += part;
+				c->cpu_on_ns += (uint64_t)((double)part * (sh > 1 ? 1 : sh));
+			}
+		}
 		if (!l->pid_has_cpu[ui] && !la) {
 			memset(&p, 0, sizeof(p));
 			add_part(&p, CAUSE_UNKNOWN, len, 0);
@@ -601,16 +756,12 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 		if (len_in != len)
 			ns = (uint64_t)((double)ns * ((double)len_in / (double)len));
 		c->cause[k].ns += ns;
+		c->cause[k].gaps++;
 		if (thr_key)
 			az_tally_add(&c->cause[k].threads, thr_key, ns);
 		if (p.name[k])
 			az_tally_add(&c->cause[k].names, p.name[k], ns);
-		if (dom < 0 || p.ns[k] > p.ns[dom])
-			dom = k;
-	}
-	if (dom >= 0) {
-		c->cause[dom].gaps++;
-		big_add(c->cause[dom].big, a, b);
+		big_add(&c->cause[k], a, b, ns);
 	}
 }
 
@@ -656,7 +807,7 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 }
 
 /* The union of three normalised sets, merged in order (no sort). */
-static void merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
+void az_merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
 		   const struct interval_set *c)
 {
 	size_t i = 0, j = 0, k = 0;
@@ -743,6 +894,7 @@ void az_build_timeline(struct az_ctx *c)
 	BUILD_INDEX(&l.api, m, m->api.v, m->api.n);
 	BUILD_INDEX(&l.osrt, m, m->osrt.v, m->osrt.n);
 	BUILD_INDEX(&l.nvtx, m, m->nvtx.v, m->nvtx.n);
+	cpu_index(&l);
 	corr_build(&l.corr, m);
 	l.main_thread = xcalloc(c->nunits + 1, sizeof(uint32_t));
 	l.pid_has_cpu = xcalloc(c->nunits + 1, 1);
@@ -771,6 +923,7 @@ void az_build_timeline(struct az_ctx *c)
 			op.start = k->start; op.end = k->end; op.pid = k->pid; op.device = k->device;
 			op.corr = k->correlation; op.kind = 1;
 			op.pageable = k->src_kind == MEM_PAGEABLE || k->dst_kind == MEM_PAGEABLE;
+			op.htod = k->kind == COPY_HTOD;
 		} else {
 			const struct trace_memset *k = &m->memsets.v[is++];
 			op.start = k->start; op.end = k->end; op.pid = k->pid; op.device = k->device;
@@ -792,7 +945,7 @@ void az_build_timeline(struct az_ctx *c)
 		ivset_normalize(&u->compute);
 		ivset_normalize(&u->comm);
 		ivset_normalize(&u->copy);
-		merge3(&all, &u->compute, &u->comm, &u->copy);
+		az_merge3(&all, &u->compute, &u->comm, &u->copy);
 		if (c->win.n > 1)
 			u->busy_ns = ivset_intersect_total(&all, &c->win);
 		else
@@ -807,6 +960,8 @@ void az_build_timeline(struct az_ctx *c)
 	index_release(&l.api);
 	index_release(&l.osrt);
 	index_release(&l.nvtx);
+	free(l.cpu_off);
+	free(l.cpu_row);
 	free(l.corr.slot);
 	free(l.main_thread);
 	free(l.pid_has_cpu);

@@ -4,6 +4,7 @@
  */
 #include "gstest.h"
 #include "analyze/analyze.h"
+#include "analyze/internal.h"
 #include "cases.h"
 #include "synth.h"
 
@@ -167,6 +168,12 @@ static void test_dataloader(void)
 	model_release(&m);
 }
 
+/* CPU-only batch preparation before a host-to-device copy is data loading too. */
+static void test_dataloader_cpu(void)
+{
+	check_case("dataloader-cpu", 0.02, "host work before a host-to-device copy");
+}
+
 static void test_launch_bound(void)
 {
 	check_case("launch-bound", 0.03, "CUDA graph");
@@ -174,7 +181,7 @@ static void test_launch_bound(void)
 
 static void test_sync(void)
 {
-	check_case("sync", 0.02, "cudaDeviceSynchronize");
+	check_case("sync", 0.02, "mostly in cudaMemcpy");
 }
 
 static void test_pageable(void)
@@ -215,6 +222,176 @@ static void test_memory(void)
 static void test_throttle(void)
 {
 	check_case("throttle", 0.02, "thermal");
+}
+
+static void test_data_names(void)
+{
+	CHECK(az_is_data_name("load_batch"));
+	CHECK(az_is_data_name("DataLoader"));
+	CHECK(az_is_data_name("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
+	CHECK(az_is_data_name("preprocess images"));
+	CHECK(az_is_data_name("readInput"));
+	CHECK(!az_is_data_name("DistributedDataParallel.forward"));
+	CHECK(!az_is_data_name("aten::batch_norm"));
+	CHECK(!az_is_data_name("forward"));
+	CHECK(!az_is_data_name("thread"));   /* "read" inside a word is not the word */
+	CHECK(!az_is_data_name("reload_weights"));
+	CHECK(!az_is_data_name(""));
+}
+
+static void test_api_classes(void)
+{
+	CHECK_EQ_I64(az_api_class("cudaLaunchKernel"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cudaLaunchKernelExC_v11060"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cuLaunchKernel"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cudaGraphLaunch_v10000"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("hipLaunchKernel"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cudaDeviceSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("cudaStreamSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("cuEventSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("hipDeviceSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("cudaMemcpy"), API_COPY_SYNC);
+	CHECK_EQ_I64(az_api_class("cuMemcpyDtoH_v2"), API_COPY_SYNC);
+	CHECK_EQ_I64(az_api_class("cudaMemcpyAsync"), API_COPY_ASYNC);
+	CHECK_EQ_I64(az_api_class("cudaMemsetAsync"), API_COPY_ASYNC);
+	CHECK_EQ_I64(az_api_class("cudaMalloc"), API_ALLOC);
+	CHECK_EQ_I64(az_api_class("cudaMallocAsync"), API_OTHER);
+	CHECK_EQ_I64(az_api_class("cudaFree"), API_FREE);
+	CHECK_EQ_I64(az_api_class("cudaFreeAsync"), API_OTHER);
+	CHECK_EQ_I64(az_api_class("cuDevicePrimaryCtxRetain"), API_INIT);
+	CHECK_EQ_I64(az_api_class("cuLibraryLoadData"), API_INIT);
+	CHECK_EQ_I64(az_api_class("cudaGetDevice"), API_OTHER);
+	CHECK_EQ_I64(az_api_class("cudaStreamWaitEvent"), API_OTHER);
+	CHECK_EQ_I64(az_api_class(""), API_OTHER);
+}
+
+/* A step loop whose gaps are filled by @fill(s, tid, gap_start, gap_end). */
+static void write_loop(const char *path, void (*fill)(struct synth *, uint64_t, uint64_t))
+{
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	uint64_t t = 1000 * MS;
+
+	CHECK(synth_open(&s, path, 100, "./app") == 0);
+	synth_thread(&s, 100, "app");
+	synth_device(&s, 0, 132, 80ull << 30, 1980);
+	for (int i = 0; i < 50; i++) {
+		fill(&s, t, t + 4 * MS);
+		synth_kernel(&s, 100, t + 4 * MS, t + 4 * MS + 5 * US, t + 4 * MS + 10 * US, t + 10 * MS, &k);
+		t += 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+}
+
+static void fill_lock(struct synth *s, uint64_t a, uint64_t b)
+{
+	synth_osrt(s, 100, OSRT_MUTEX_LOCK, a, b);
+}
+
+static void fill_init(struct synth *s, uint64_t a, uint64_t b)
+{
+	synth_api(s, 100, "cudaGetDevice", a, b);
+	synth_api(s, 100, "cuLibraryLoadData", a + 10 * US, b - 10 * US);
+}
+
+/* CPU samples around each gap: the thread ran 10% of it */
+static void fill_offcpu(struct synth *s, uint64_t a, uint64_t b)
+{
+	static uint64_t run;
+
+	synth_cpu(s, 100, a - 1 * US, run);
+	run += (b - a) / 10;
+	synth_cpu(s, 100, b + 1 * US, run);
+}
+
+static void fill_nothing(struct synth *s, uint64_t a, uint64_t b)
+{
+	(void)s;
+	(void)a;
+	(void)b;
+}
+
+/* What the thread did in the gap decides the finding. */
+static void test_attribution(void)
+{
+	const char *p = tmp("attr.gpuscope");
+	struct model m;
+	struct analyze_result r;
+	const struct finding *f;
+
+	/* a lock: gpu-starvation, titled so, about 4/10 of the time */
+	write_loop(p, fill_lock);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_CONTAINS(f->title, "lock");
+		CHECK_CONTAINS(f->evidence, "mutex");
+		CHECK_NEAR(f->gain, 49 * 4.0 / (49 * 10 + 6), 0.01);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+
+	/* no CPU record at all for the gap: cause not recorded, said so */
+	write_loop(p, fill_nothing);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(f != NULL);
+	if (f)
+		CHECK_CONTAINS(f->evidence, "CPU work outside traced calls");
+	analyze_result_release(&r);
+	model_release(&m);
+
+	/* the same, but CPU samples show the thread mostly off the CPU */
+	write_loop(p, fill_offcpu);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(f != NULL);
+	if (f)
+		CHECK_CONTAINS(f->evidence, "ran on a CPU 10% of its CPU-work idle time (mostly off-CPU");
+	analyze_result_release(&r);
+	model_release(&m);
+
+	/* one-time start-up inside the gap counts in no gain */
+	write_loop(p, fill_init);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(!f || f->gain < 0.02);
+	CHECK(r.nnotes >= 1);
+	{
+		int said = 0;
+		for (size_t i = 0; i < r.nnotes; i++)
+			said |= strstr(r.notes[i], "one-time CUDA start-up") != NULL;
+		CHECK(said);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+/* Work queued before the GPU went idle waited on the GPU side: not the CPU's fault. */
+static void test_gpu_side_gap(void)
+{
+	const char *p = tmp("queued.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	struct model m;
+	struct analyze_result r;
+	uint64_t t = 1000 * MS;
+
+	CHECK(synth_open(&s, p, 100, "./app") == 0);
+	synth_thread(&s, 100, "app");
+	for (int i = 0; i < 50; i++) {
+		/* launched 1 ms after the run began, long before its turn */
+		synth_kernel(&s, 100, 999 * MS + (uint64_t)i * 10 * US, 999 * MS + (uint64_t)i * 10 * US + 5 * US,
+			     t + 4 * MS, t + 10 * MS, &k);
+		t += 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	CHECK_NEAR(r.summary.gpu_idle, 49 * 4.0 / (49 * 10 + 6), 0.01);
+	CHECK(r.n == 0);
+	analyze_result_release(&r);
+	model_release(&m);
 }
 
 /* --set overrides a threshold; bad names are errors, not ignored. */
@@ -428,8 +605,46 @@ static void test_huge_numbers(void)
 	run_edge(p, NULL);
 }
 
+/* docs/rules.md documents every rule and every threshold with its default. */
+static void test_docs(void)
+{
+	char path[4096], *doc = NULL, line[512];
+	size_t len = 0, cap = 0, n;
+	const char *root = getenv("GS_SOURCE_DIR");
+	FILE *f;
+
+#ifdef GS_SOURCE_DIR_DEFAULT
+	if (!root)
+		root = GS_SOURCE_DIR_DEFAULT;
+#endif
+	snprintf(path, sizeof(path), "%s/docs/rules.md", root ? root : ".");
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	do {
+		ALLOC_GROW(doc, len + 4096 + 1, cap);
+		n = fread(doc + len, 1, 4096, f);
+		len += n;
+	} while (n);
+	fclose(f);
+	doc[len] = 0;
+	for (size_t i = 0; i < az_nrules; i++) {
+		const struct az_rule *r = &az_rules[i];
+		snprintf(line, sizeof(line), "### `%s`", r->id);
+		CHECK_CONTAINS(doc, line);
+		for (size_t k = 0; r->params[k].key; k++) {
+			snprintf(line, sizeof(line), "| `%s` | %.15g |", r->params[k].key, r->params[k].def);
+			CHECK_CONTAINS(doc, line);
+		}
+	}
+	free(doc);
+}
+
 static const struct gstest tests[] = {
+	GSTEST(test_docs),
 	GSTEST(test_dataloader),
+	GSTEST(test_dataloader_cpu),
 	GSTEST(test_launch_bound),
 	GSTEST(test_sync),
 	GSTEST(test_pageable),
@@ -440,6 +655,10 @@ static const struct gstest tests[] = {
 	GSTEST(test_comm),
 	GSTEST(test_memory),
 	GSTEST(test_throttle),
+	GSTEST(test_data_names),
+	GSTEST(test_api_classes),
+	GSTEST(test_attribution),
+	GSTEST(test_gpu_side_gap),
 	GSTEST(test_set),
 	GSTEST(test_window),
 	GSTEST(test_nvtx_steps),
