@@ -34,13 +34,19 @@
 #include "../analyze/analyze.h"
 #endif
 
+/*
+ * One database connection being written.  The export writes two at once
+ * (below): the shared parts (extra strings, short names, OS function ids)
+ * are complete before the second thread starts and only read after.
+ */
 struct sq {
 	sqlite3 *db;
 	const struct model *m;
 	const char *path;
-	struct strtab extra;      /* strings not in the model; id = m->str.nr + extra id */
+	struct strtab *extra;     /* strings not in the model; id = m->str.nr + extra id */
 	uint32_t *short_id;       /* per model string: StringIds id of its short name, 0 = not yet */
-	struct progress prog;
+	uint32_t *osrt_ids;       /* per OS function (< 64): StringIds id of its name */
+	struct progress *prog;    /* NULL on the second thread */
 	int failed;
 };
 
@@ -231,7 +237,8 @@ static int step(struct sq *s, sqlite3_stmt *st)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return sq_err(s, "insert");
-	progress_add(&s->prog, 1);
+	if (s->prog)
+		progress_add(s->prog, 1);
 	return 0;
 }
 
@@ -241,7 +248,7 @@ static int step(struct sq *s, sqlite3_stmt *st)
 
 static uint32_t extra_str(struct sq *s, const char *str)
 {
-	return s->m->str.nr + strtab_intern(&s->extra, str);
+	return s->m->str.nr + strtab_intern(s->extra, str);
 }
 
 /*
@@ -530,7 +537,8 @@ static int src_next(sqlite3_vtab_cursor *c)
 	struct src_table *t = ((struct src_vtab *)c->pVtab)->t;
 
 	((struct src_cursor *)c)->row++;
-	progress_add(&t->s->prog, 1);
+	if (t->s->prog)
+		progress_add(t->s->prog, 1);
 	return SQLITE_OK;
 }
 
@@ -730,10 +738,6 @@ static int write_cuda(struct sq *s)
 		      "registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, "
 		      "dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId, graphId)"))
 		return -1;
-	t = (struct src_table){ .nrows = m->api.n, .ncols = 7, .col = col_api };
-	if (copy_rows(s, &t, "runtime", "CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
-		      "correlationId, nameId, returnValue)"))
-		return -1;
 	t = (struct src_table){ .nrows = m->memcpys.n, .ncols = 13, .col = col_memcpy };
 	if (copy_rows(s, &t, "memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, "
 		      "streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId, "
@@ -750,6 +754,14 @@ static int write_cuda(struct sq *s)
 	t = (struct src_table){ .nrows = m->memory.n, .ncols = 10, .col = col_memory };
 	return copy_rows(s, &t, "memory", "CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, "
 			 "contextId, address, bytes, memKind, memoryOperationType, correlationId, streamId)");
+}
+
+static int write_runtime(struct sq *s)
+{
+	struct src_table t = { .nrows = s->m->api.n, .ncols = 7, .col = col_api };
+
+	return copy_rows(s, &t, "runtime", "CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
+			 "correlationId, nameId, returnValue)");
 }
 
 /* columns 10..15: uint64Value, int64Value, doubleValue, uint32Value, int32Value, floatValue */
@@ -835,7 +847,7 @@ static void col_nvtx_mark(const struct src_table *t, size_t i, int c, sqlite3_co
 static void col_osrt(const struct src_table *t, size_t i, int c, sqlite3_context *ctx)
 {
 	const struct trace_osrt *o = &t->s->m->osrt.v[i];
-	const uint32_t *func_ids = t->arg;
+	const uint32_t *func_ids = t->s->osrt_ids;
 
 	switch (c) {
 	case 0: RI(o->start); break;
@@ -867,7 +879,6 @@ static int write_host(struct sq *s)
 	const struct model *m = s->m;
 	struct src_table t;
 	size_t *idx = NULL, nidx = 0;
-	uint32_t func_ids[64] = { 0 };
 	double *pct;
 	struct u64map prev = { 0 };
 	int ret;
@@ -903,14 +914,7 @@ static int write_host(struct sq *s)
 	if (ret)
 		return -1;
 
-	for (size_t i = 0; i < m->osrt.n; i++) {
-		unsigned f = m->osrt.v[i].func < 64 ? m->osrt.v[i].func : 0;
-		if (!func_ids[f]) {
-			const char *name = f ? trace_osrt_name(f) : NULL;
-			func_ids[f] = extra_str(s, name ? name : "unknown");
-		}
-	}
-	t = (struct src_table){ .nrows = m->osrt.n, .ncols = 7, .col = col_osrt, .arg = func_ids };
+	t = (struct src_table){ .nrows = m->osrt.n, .ncols = 7, .col = col_osrt };
 	if (copy_rows(s, &t, "osrt", "OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, "
 		      "nestingLevel)"))
 		return -1;
@@ -1095,82 +1099,195 @@ static int write_strings(struct sq *s)
 	if (copy_rows(s, &t, "strings", "StringIds (id, value)"))
 		return -1;
 	/* extra id 0 is the empty string, the same as model id 0: skip it */
-	if (s->extra.nr <= 1)
+	if (s->extra->nr <= 1)
 		return 0;
-	t = (struct src_table){ .nrows = s->extra.nr - 1, .ncols = 2, .col = col_string_extra,
-				.arg = &s->extra, .base = (int64_t)m->str.nr + 1 };
+	t = (struct src_table){ .nrows = s->extra->nr - 1, .ncols = 2, .col = col_string_extra,
+				.arg = s->extra, .base = (int64_t)m->str.nr + 1 };
 	return copy_rows(s, &t, "strings_extra", "StringIds (id, value)");
+}
+
+/* Short names of every kernel and the ids of OS function names: shared, so made first. */
+static void precompute(struct sq *s)
+{
+	const struct model *m = s->m;
+
+	for (size_t i = 0; i < m->kernels.n; i++)
+		short_name(s, m->kernels.v[i].name_id);
+	for (size_t i = 0; i < m->osrt.n; i++) {
+		unsigned f = m->osrt.v[i].func < 64 ? m->osrt.v[i].func : 0;
+		if (!s->osrt_ids[f]) {
+			const char *name = f ? trace_osrt_name(f) : NULL;
+			s->osrt_ids[f] = extra_str(s, name ? name : "unknown");
+		}
+	}
+}
+
+static const char pragmas[] = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+			      "PRAGMA locking_mode=EXCLUSIVE; PRAGMA page_size=65536; "
+			      "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;";
+
+static int open_db(struct sq *s, const char *file)
+{
+	if (sqlite3_open_v2(file, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		error("cannot create '%s': %s", file, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		s->failed = 1;
+		return -1;
+	}
+	s->path = file;
+	return exec(s, pragmas);
+}
+
+/*
+ * The second half of the tables (API calls, NVTX, OS runtime, CPU samples,
+ * metrics, strings) goes to a database of its own on a second thread; the
+ * main database then copies its tables in whole ("INSERT INTO T SELECT *",
+ * which SQLite does record by record without decoding them).
+ */
+static const char *const second_tables[] = {
+	"CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API", "GPUSCOPE_THREAD_CPU",
+	"TARGET_INFO_GPU_METRICS", "GPU_METRICS", "StringIds",
+};
+
+struct second {
+	struct sq s;
+	const char *file;
+	int ret;
+};
+
+static void *second_thread(void *arg)
+{
+	struct second *a = arg;
+	struct sq *s = &a->s;
+
+	a->ret = -1;
+	if (open_db(s, a->file) || exec(s, "BEGIN") || exec(s, schema) || write_runtime(s) ||
+	    write_host(s) || write_metrics(s) || write_strings(s) || exec(s, "COMMIT"))
+		a->ret = -1;
+	else
+		a->ret = 0;
+	if (s->db && sqlite3_close(s->db) != SQLITE_OK && !a->ret)
+		a->ret = error("cannot write '%s': %s", a->file, sqlite3_errmsg(s->db));
+	s->db = NULL;
+	return NULL;
+}
+
+static int copy_second(struct sq *s, const char *file, uint64_t rows)
+{
+	char *sql;
+	int ret = 0;
+
+	sql = sqlite3_mprintf("ATTACH DATABASE %Q AS second", file);
+	ret = exec(s, sql);
+	sqlite3_free(sql);
+	if (!ret)
+		ret = exec(s, "BEGIN");
+	for (size_t i = 0; !ret && i < ARRAY_SIZE(second_tables); i++) {
+		sql = sqlite3_mprintf("INSERT INTO main.%s SELECT * FROM second.%s", second_tables[i],
+				      second_tables[i]);
+		ret = exec(s, sql);
+		sqlite3_free(sql);
+	}
+	if (!ret)
+		ret = exec(s, "COMMIT");
+	if (!ret)
+		ret = exec(s, "DETACH DATABASE second");
+	if (!ret && s->prog)
+		progress_add(s->prog, rows);
+	return ret;
 }
 
 int export_sqlite(const struct model *m, const char *path, const struct export_opts *opt)
 {
 	struct sq s;
+	struct second sec;
 	struct stat stb;
-	char *tmp;
-	int ret = 0;
+	struct strtab extra;
+	struct progress prog;
+	uint32_t osrt_ids[64] = { 0 };
+	char *tmp, *tmp2;
+	int ret = 0, second_started = 0;
+	uint64_t second_rows = m->api.n + m->nvtx.n + m->marks.n + m->osrt.n + m->cpu.n + m->metrics.n;
 #ifdef HAVE_GS_ANALYZE
 	struct analysis analysis = { 0 };
 	pthread_t thread;
-	int joined = 0;
+	int analysis_started = 0;
 #endif
+	pthread_t thread2;
 
 	if (!stat(path, &stb) && !opt->force)
 		return error("output '%s' exists (use --force to overwrite)", path);
 	memset(&s, 0, sizeof(s));
 	s.m = m;
 	s.path = path;
-	strtab_init(&s.extra);
+	strtab_init(&extra);
+	s.extra = &extra;
 	s.short_id = xcalloc(m->str.nr + 1, sizeof(uint32_t));
+	s.osrt_ids = osrt_ids;
+	s.prog = &prog;
 	tmp = xstrfmt("%s.tmp-%ld", path, (long)getpid());
+	tmp2 = xstrfmt("%s.tmp2-%ld", path, (long)getpid());
 	unlink(tmp);
-	progress_init(&s.prog, opt->progress, "export sqlite",
-		      m->kernels.n + m->api.n + m->memcpys.n + m->memsets.n + m->syncs.n + m->memory.n +
-			      m->nvtx.n + m->marks.n + m->osrt.n + m->cpu.n + m->metrics.n);
+	unlink(tmp2);
+	progress_init(&prog, opt->progress, "export sqlite",
+		      m->kernels.n + m->memcpys.n + m->memsets.n + m->syncs.n + m->memory.n + second_rows);
 	/* no allocation statistics (a global lock per malloc); fails harmlessly once initialised */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	if (sqlite3_open_v2(tmp, &s.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		ret = error("cannot create '%s': %s", tmp, s.db ? sqlite3_errmsg(s.db) : "out of memory");
-		goto out;
-	}
-	s.path = tmp;
 #ifdef HAVE_GS_ANALYZE
 	analysis.m = m;
-	if (pthread_create(&thread, NULL, analysis_thread, &analysis)) {
+	if (!pthread_create(&thread, NULL, analysis_thread, &analysis))
+		analysis_started = 1;
+	else
 		analysis_thread(&analysis); /* no thread: analyse first */
-		joined = 1;
-	}
 #endif
-	if (exec(&s, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; "
-		     "PRAGMA page_size=65536; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;") ||
-	    exec(&s, "BEGIN") || exec(&s, schema) || write_info(&s) || write_cuda(&s) ||
-	    write_host(&s) || write_metrics(&s))
+	if (open_db(&s, tmp) || exec(&s, "BEGIN") || exec(&s, schema) || write_info(&s)) {
 		ret = -1;
+	} else {
+		precompute(&s);
+		/* from here on the shared parts are only read */
+		memset(&sec, 0, sizeof(sec));
+		sec.s = s;
+		sec.s.db = NULL;
+		sec.s.prog = NULL;
+		sec.file = tmp2;
+		if (!pthread_create(&thread2, NULL, second_thread, &sec))
+			second_started = 1;
+		else
+			second_thread(&sec);
+		if (write_cuda(&s) || exec(&s, "COMMIT"))
+			ret = -1;
+		if (second_started)
+			pthread_join(thread2, NULL);
+		if (!ret && sec.ret)
+			ret = -1;
+		if (!ret && copy_second(&s, tmp2, second_rows))
+			ret = -1;
+	}
 #ifdef HAVE_GS_ANALYZE
-	if (!joined)
+	if (analysis_started)
 		pthread_join(thread, NULL);
-	joined = 1;
-	if (!ret && (write_findings(&s, &analysis) || write_strings(&s) || exec(&s, "COMMIT")))
+	if (!ret && (exec(&s, "BEGIN") || write_findings(&s, &analysis) || exec(&s, "COMMIT")))
 		ret = -1;
 	if (!analysis.ret)
 		analyze_result_release(&analysis.r);
 #else
-	if (!ret && (write_findings(&s, NULL) || write_strings(&s) || exec(&s, "COMMIT")))
+	if (!ret && (exec(&s, "BEGIN") || write_findings(&s, NULL) || exec(&s, "COMMIT")))
 		ret = -1;
 #endif
-	progress_end(&s.prog);
-	if (sqlite3_close(s.db) != SQLITE_OK && !ret)
+	progress_end(&prog);
+	if (s.db && sqlite3_close(s.db) != SQLITE_OK && !ret)
 		ret = error("cannot write '%s': %s", tmp, sqlite3_errmsg(s.db));
+	if (ret && s.db)
+		sqlite3_close_v2(s.db);
 	s.db = NULL;
 	if (!ret && rename(tmp, path))
 		ret = error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-out:
-	if (s.db)
-		sqlite3_close(s.db);
 	if (ret)
 		unlink(tmp);
+	unlink(tmp2);
 	free(tmp);
+	free(tmp2);
 	free(s.short_id);
-	strtab_release(&s.extra);
+	strtab_release(&extra);
 	return ret;
 }
