@@ -25,6 +25,10 @@ done
 [ "$(cat "$T/rc")" = 1 ] || fail "export past the file-size limit: exit status $(cat "$T/rc"), expected 1"
 grep -q "File too large" "$T/err" || fail "no file-too-large message: $(cat "$T/err")"
 [ ! -e "$T/big.json" ] || fail "a partial big.json was left behind"
+# the same for sqlite (written under temporary names): nothing is left behind
+( ulimit -f 256; rc=0; "$G" export "$r" --format sqlite -o "$T/big.sqlite" 2>"$T/err" || rc=$?; echo $rc >"$T/rc" )
+[ "$(cat "$T/rc")" = 1 ] || fail "sqlite past the file-size limit: exit status $(cat "$T/rc"), expected 1"
+[ -z "$(ls "$T" | grep big.sqlite)" ] || fail "sqlite left files behind: $(ls "$T")"
 # bad usage and bad input
 set +e
 "$G" export "$r" --format nosuch 2>/dev/null; [ $? = 2 ] || fail "unknown format: exit status"
