@@ -194,12 +194,25 @@ static inline int64_t gpid(uint32_t pid)
 	return gtid(pid, 0);
 }
 
-static int sq_err(struct sq *s, const char *what)
+/* SQLite's message, with the system's reason when an I/O call failed ("disk I/O error: File too large"). */
+static int sq_report(struct sq *s, const char *what, const char *msg)
 {
-	if (!s->failed)
-		error("sqlite '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
+	int e = s->db ? sqlite3_system_errno(s->db) : 0;
+
+	if (!s->failed) {
+		if (e)
+			error("sqlite '%s': %s%s%s: %s", s->path, what ? what : "", what ? ": " : "", msg,
+			      strerror(e));
+		else
+			error("sqlite '%s': %s%s%s", s->path, what ? what : "", what ? ": " : "", msg);
+	}
 	s->failed = 1;
 	return -1;
+}
+
+static int sq_err(struct sq *s, const char *what)
+{
+	return sq_report(s, what, sqlite3_errmsg(s->db));
 }
 
 static int exec(struct sq *s, const char *sql)
@@ -207,10 +220,8 @@ static int exec(struct sq *s, const char *sql)
 	char *msg = NULL;
 
 	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		if (!s->failed)
-			error("sqlite '%s': %s", s->path, msg ? msg : "error");
+		sq_report(s, NULL, msg ? msg : "error");
 		sqlite3_free(msg);
-		s->failed = 1;
 		return -1;
 	}
 	return 0;
