@@ -540,6 +540,35 @@ void stats_filter_release(struct stats_filter *f)
 void stats_acc_release(struct stats_acc *a)
 {
 	grpmap_release(&a->g);
+	free(a->direct);
+	a->direct = NULL;
+	a->ndirect = 0;
+}
+
+struct grp *stats_acc_name_group(struct stats_acc *a, uint32_t stream, uint32_t name)
+{
+	uint32_t key[GRP_KEY_WORDS] = { name, stream };
+	struct grp *g;
+
+	if (!a->direct_set) {
+		a->direct_stream = stream;
+		a->direct_set = 1;
+	}
+	if (stream != a->direct_stream || name >= (1u << 24))
+		return grpmap_get(&a->g, key);
+	if (name < a->ndirect && a->direct[name])
+		return &a->g.v[a->direct[name] - 1];
+	g = grpmap_get(&a->g, key);
+	if (name >= a->ndirect) {
+		size_t n = a->ndirect ? a->ndirect : 256;
+		while (n <= name)
+			n *= 2;
+		a->direct = xrealloc(a->direct, n * sizeof(*a->direct));
+		memset(a->direct + a->ndirect, 0, (n - a->ndirect) * sizeof(*a->direct));
+		a->ndirect = n;
+	}
+	a->direct[name] = (uint32_t)(g - a->g.v) + 1;
+	return g;
 }
 
 #define FEED(table, T, evtype)                                                  \
@@ -591,6 +620,10 @@ void stats_acc_resolve(struct stats_acc *a, const struct model_strmap *map)
 	}
 	grpmap_release(&a->g);
 	a->g = out;
+	free(a->direct);
+	a->direct = NULL;
+	a->ndirect = 0;
+	a->direct_set = 0;
 }
 
 int stats_run(const struct model *m, const char *report, const struct stats_opts *o,

@@ -106,7 +106,19 @@ struct stats_acc {
 	const struct stats_report_def *def;
 	struct grpmap g;
 	int filtered;              /* a window or NVTX filter was applied */
+	/*
+	 * Direct index for reports keyed by a name alone: group index + 1 by
+	 * string id, for the rows of one stream (the first seen); rows of
+	 * other streams go through the hash.  Valid until the groups are sorted.
+	 */
+	uint32_t *direct;
+	size_t ndirect;
+	uint32_t direct_stream;
+	int direct_set;
 };
+
+/* The group of key {name, stream} in @a, through the direct index when it can. */
+struct grp *stats_acc_name_group(struct stats_acc *a, uint32_t stream, uint32_t name);
 
 struct stats_report_def {
 	const char *name;
