@@ -1,13 +1,146 @@
 /*
- * cmd_baseline.c - `gpuscope baseline`.  Not yet written.
+ * cmd_baseline.c - `gpuscope baseline save NAME REPORT...`, `list`, `show NAME`.
  */
 #include "commands.h"
-#include "../util/util.h"
+#include "../diff/diff.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char baseline_usage[] =
+	"gpuscope baseline [--dir DIR] save [--step RANGE] [--force] NAME REPORT... | list | show NAME";
+
+static int do_save(const char *dir, int argc, char **argv, const char *step, int force)
+{
+	struct diff_opts o;
+	struct run_summary *runs, all;
+	char *path;
+	int ret = EXIT_OK, done = 0;
+
+	if (argc < 2)
+		return usage_error(baseline_usage, "save needs a NAME and at least one report");
+	if (!baseline_name_ok(argv[0]))
+		return usage_error(baseline_usage, "bad baseline name '%s' (letters, digits, '-', '_', '.')",
+				   argv[0]);
+	path = baseline_path(dir, argv[0]);
+	if (!force && access(path, F_OK) == 0) {
+		error("baseline '%s' already exists in '%s' (use --force to replace it)", argv[0], dir);
+		free(path);
+		return EXIT_USAGE;
+	}
+	diff_opts_init(&o);
+	o.step = step;
+	runs = xcalloc((size_t)argc, sizeof(*runs));
+	for (int i = 1; i < argc; i++, done++)
+		if (run_summarize_path(argv[i], &o, &runs[i - 1]) < 0) {
+			ret = EXIT_USAGE;
+			break;
+		}
+	if (ret == EXIT_OK) {
+		run_summary_combine(runs, (size_t)argc - 1, &all);
+		free(all.source);
+		all.source = xstrdup(argv[0]);
+		if (baseline_mkdir(dir) < 0 || run_summary_save(&all, path) < 0)
+			ret = EXIT_USAGE;
+		else
+			fprintf(stderr, "gpuscope: saved baseline '%s' from %d run%s in '%s'\n", argv[0],
+				argc - 1, argc == 2 ? "" : "s", path);
+		run_summary_release(&all);
+	}
+	for (int i = 0; i < done; i++)
+		run_summary_release(&runs[i]);
+	free(runs);
+	free(path);
+	return ret;
+}
+
+static int do_list(const char *dir)
+{
+	char **names;
+	size_t n;
+
+	if (baseline_list(dir, &names, &n) < 0)
+		return EXIT_USAGE;
+	if (!n)
+		printf("no baselines in '%s'\n", dir);
+	for (size_t i = 0; i < n; i++) {
+		struct run_summary s;
+		char *path = baseline_path(dir, names[i]);
+		if (run_summary_load(&s, path) == 0) {
+			const struct run_metric *m = run_metric_find(&s, "step_time_s");
+			char v[48];
+			printf("%-30s %2d run%s  %s\n", names[i], s.runs, s.runs == 1 ? " " : "s",
+			       m ? metric_fmt(v, sizeof(v), m, m->value) : "-");
+			run_summary_release(&s);
+		}
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	return EXIT_OK;
+}
+
+static int do_show(const char *dir, const char *name)
+{
+	struct run_summary s;
+	char *path = baseline_path(dir, name);
+	char v[64];
+
+	if (run_summary_load(&s, path) < 0) {
+		free(path);
+		return EXIT_USAGE;
+	}
+	printf("baseline %s: %d run%s, steps from %s\n", name, s.runs, s.runs == 1 ? "" : "s",
+	       s.step_source ? s.step_source : "-");
+	for (size_t i = 0; i < s.n; i++)
+		printf("  %-44.44s %s\n", s.m[i].label, metric_fmt(v, sizeof(v), &s.m[i], s.m[i].value));
+	for (size_t i = 0; i < s.nf; i++)
+		printf("  finding %s: %.0f%% %s\n", s.f[i].id, s.f[i].gain * 100, s.f[i].title);
+	run_summary_release(&s);
+	free(path);
+	return EXIT_OK;
+}
 
 int cmd_baseline(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	error("'baseline' is not available in this build yet");
-	return EXIT_USAGE;
+	static const struct option opts[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "step", required_argument, NULL, 's' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = NULL, *step = NULL, *verb;
+	int c, force = 0;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:s:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': dir = optarg; break;
+		case 's': step = optarg; break;
+		case 'f': force = 1; break;
+		case 'h': printf("usage: %s\n", baseline_usage); return EXIT_OK;
+		default: return usage_error(baseline_usage, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error(baseline_usage, "no action given");
+	verb = argv[optind];
+	dir = baseline_dir(dir);
+	if (!strcmp(verb, "save"))
+		return do_save(dir, argc - optind - 1, argv + optind + 1, step, force);
+	if (!strcmp(verb, "list")) {
+		if (argc - optind != 1)
+			return usage_error(baseline_usage, "list takes no arguments");
+		return do_list(dir);
+	}
+	if (!strcmp(verb, "show")) {
+		if (argc - optind != 2)
+			return usage_error(baseline_usage, "show takes one NAME");
+		return do_show(dir, argv[optind + 1]);
+	}
+	return usage_error(baseline_usage, "unknown action '%s'", verb);
 }

@@ -1,13 +1,228 @@
 /*
- * cmd_check.c - `gpuscope check`.  Not yet written.
+ * cmd_check.c - `gpuscope check --baseline BASE REPORT...`: a regression gate.
+ * Exit 0 within bounds, 1 on a regression, 2 on bad input.
  */
 #include "commands.h"
-#include "../util/util.h"
+#include "../diff/diff.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char check_usage[] =
+	"gpuscope check --baseline BASE [--max-regress PCT] [--metric M[,M...]] [--step RANGE] "
+	"[--dir DIR] [--format text|json] REPORT...";
+
+static const char *const default_metrics[] = { "step_time_s", "gpu_busy", NULL };
+
+static const char *metric_alias(const char *m)
+{
+	static const struct { const char *alias, *key; } aliases[] = {
+		{ "step_time", "step_time_s" }, { "step", "step_time_s" }, { "wall", "wall_s" },
+		{ "wall_time", "wall_s" }, { "busy", "gpu_busy" }, { "idle", "gpu_idle" },
+		{ "launches", "launches_per_step" }, { "syncs", "syncs_per_step" },
+		{ "kernels", "kernels_per_step" }, { "exposed_comm", "exposed_comm_per_step_s" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
+		if (!strcmp(m, aliases[i].alias))
+			return aliases[i].key;
+	return m;
+}
+
+static double parse_pct(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0)
+		return -1;
+	if (*end == '%' && !end[1])
+		return v / 100;
+	if (*end)
+		return -1;
+	return v >= 1 ? v / 100 : v;
+}
+
+/* Does @path hold a saved baseline (its first line)? */
+static int is_baseline_file(const char *path)
+{
+	char head[20] = { 0 };
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(head, 1, sizeof(head) - 1, f);
+	fclose(f);
+	return n >= 17 && !strncmp(head, "gpuscope-baseline", 17);
+}
+
+static int load_base(const char *base, const char *dir, const struct diff_opts *o,
+		     struct run_summary *s)
+{
+	char *path;
+	int ret;
+
+	if (access(base, F_OK) == 0) {
+		if (is_baseline_file(base))
+			return run_summary_load(s, base);
+		return run_summarize_path(base, o, s);
+	}
+	if (!baseline_name_ok(base))
+		return error("baseline '%s' not found", base);
+	path = baseline_path(dir, base);
+	if (access(path, F_OK) != 0) {
+		error("baseline '%s' not found (no file of that name, nor '%s')", base, path);
+		free(path);
+		return -1;
+	}
+	ret = run_summary_load(s, path);
+	free(path);
+	return ret;
+}
+
+/* Regressed when the median moved the wrong way by more than @max (see docs/diff.md). */
+static int regressed(const struct run_metric *b, const struct run_metric *a, double max, double *by)
+{
+	if (b->kind == MK_FRACTION) {
+		*by = (a->value - b->value) * b->dir; /* points; negative = worse */
+		return -*by > max;
+	}
+	if (b->value == 0) {
+		*by = 0;
+		return 0;
+	}
+	*by = (a->value - b->value) / fabs(b->value) * b->dir;
+	return -*by > max;
+}
 
 int cmd_check(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	error("'check' is not available in this build yet");
-	return EXIT_USAGE;
+	static const struct option opts[] = {
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "max-regress", required_argument, NULL, 'm' },
+		{ "metric", required_argument, NULL, 'M' },
+		{ "step", required_argument, NULL, 's' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *base = NULL, *dir = NULL, *format = "text";
+	char *metrics_arg = NULL;
+	const char *keys[64];
+	size_t nkeys = 0;
+	int explicit_metrics = 0, c, status = EXIT_OK, nruns;
+	double max = 0.05;
+	struct diff_opts o;
+	struct run_summary before, after, *runs;
+
+	diff_opts_init(&o);
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "b:m:M:s:d:f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': base = optarg; break;
+		case 'm':
+			max = parse_pct(optarg);
+			if (max < 0)
+				return usage_error(check_usage, "bad --max-regress '%s' (say 5%%)", optarg);
+			break;
+		case 'M': metrics_arg = optarg; break;
+		case 's': o.step = optarg; break;
+		case 'd': dir = optarg; break;
+		case 'f': format = optarg; break;
+		case 'h': printf("usage: %s\n", check_usage); return EXIT_OK;
+		default: return usage_error(check_usage, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!base)
+		return usage_error(check_usage, "no --baseline given");
+	if (optind >= argc)
+		return usage_error(check_usage, "no report given");
+	if (strcmp(format, "text") && strcmp(format, "json"))
+		return usage_error(check_usage, "unknown format '%s'", format);
+	dir = baseline_dir(dir);
+	if (metrics_arg) {
+		char *p = metrics_arg;
+		explicit_metrics = 1;
+		while (p && *p && nkeys < ARRAY_SIZE(keys)) {
+			char *comma = strchr(p, ',');
+			if (comma)
+				*comma = '\0';
+			keys[nkeys++] = metric_alias(p);
+			p = comma ? comma + 1 : NULL;
+		}
+	} else {
+		for (size_t i = 0; default_metrics[i]; i++)
+			keys[nkeys++] = default_metrics[i];
+	}
+	if (load_base(base, baseline_dir(dir), &o, &before) < 0)
+		return EXIT_USAGE;
+	nruns = argc - optind;
+	runs = xcalloc((size_t)nruns, sizeof(*runs));
+	for (int i = 0; i < nruns; i++) {
+		if (run_summarize_path(argv[optind + i], &o, &runs[i]) < 0) {
+			for (int j = 0; j < i; j++)
+				run_summary_release(&runs[j]);
+			free(runs);
+			run_summary_release(&before);
+			return EXIT_USAGE;
+		}
+	}
+	run_summary_combine(runs, (size_t)nruns, &after);
+	for (int i = 0; i < nruns; i++)
+		run_summary_release(&runs[i]);
+	free(runs);
+
+	if (!strcmp(format, "json"))
+		printf("{\"max_regress\":%.6f,\"metrics\":[", max);
+	else
+		printf("%-34s %14s %14s %10s  %s\n", "metric", "baseline", "now", "change", "result");
+	for (size_t i = 0, shown = 0; i < nkeys; i++) {
+		const struct run_metric *b = run_metric_find(&before, keys[i]);
+		const struct run_metric *a = run_metric_find(&after, keys[i]);
+		char v1[48], v2[48], ch[32];
+		double by = 0;
+		int bad;
+
+		if (!b || !a) {
+			if (explicit_metrics) {
+				error("metric '%s' is missing in the %s", keys[i], !b ? "baseline" : "report");
+				status = EXIT_USAGE;
+			}
+			continue;
+		}
+		bad = b->dir != DIR_NEUTRAL && regressed(b, a, max, &by);
+		if (bad && status == EXIT_OK)
+			status = EXIT_FAIL;
+		if (b->kind == MK_FRACTION)
+			snprintf(ch, sizeof(ch), "%+.1f pt", (a->value - b->value) * 100);
+		else
+			snprintf(ch, sizeof(ch), "%+.1f%%",
+				 b->value ? (a->value - b->value) / fabs(b->value) * 100 : 0.0);
+		if (!strcmp(format, "json"))
+			printf("%s{\"key\":\"%s\",\"baseline\":%.9g,\"now\":%.9g,\"regressed\":%s}",
+			       shown ? "," : "", keys[i], b->value, a->value, bad ? "true" : "false");
+		else
+			printf("%-34.34s %14s %14s %10s  %s\n", b->label,
+			       metric_fmt(v1, sizeof(v1), b, b->value), metric_fmt(v2, sizeof(v2), a, a->value),
+			       ch, bad ? "REGRESSED" : "ok");
+		shown++;
+	}
+	if (!strcmp(format, "json"))
+		printf("],\"regressed\":%s}\n", status == EXIT_FAIL ? "true" : "false");
+	else if (status == EXIT_FAIL)
+		printf("check failed: a metric regressed by more than %.1f%% against '%s'\n", max * 100,
+		       base);
+	else if (status == EXIT_OK)
+		printf("check passed: within %.1f%% of '%s'\n", max * 100, base);
+	run_summary_release(&before);
+	run_summary_release(&after);
+	return status;
 }

@@ -1,13 +1,136 @@
 /*
- * cmd_diff.c - `gpuscope diff`.  Not yet written.
+ * cmd_diff.c - `gpuscope diff BEFORE AFTER` and `diff A1 A2 -- B1 B2`:
+ * the optimisation-verification table.
  */
 #include "commands.h"
-#include "../util/util.h"
+#include "../diff/diff.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char diff_usage[] =
+	"gpuscope diff [--step RANGE] [--noise PCT] [--format text|json|csv|html] [-o FILE] "
+	"BEFORE AFTER | BEFORE... -- AFTER...";
+
+/* Parse "5%", "5" or "0.05" into a fraction; -1 when malformed. */
+static double parse_pct(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0)
+		return -1;
+	if (*end == '%')
+		return end[1] ? -1 : v / 100;
+	if (*end)
+		return -1;
+	return v >= 1 ? v / 100 : v;
+}
+
+/* Summarise @n inputs into one side; 0 or -1. */
+static int summarize_side(char **paths, int n, const struct diff_opts *o, struct run_summary *out)
+{
+	struct run_summary *runs = xcalloc((size_t)n, sizeof(*runs));
+	int ret = 0, done = 0;
+
+	for (; done < n; done++) {
+		if (run_summarize_path(paths[done], o, &runs[done]) < 0) {
+			ret = -1;
+			break;
+		}
+	}
+	if (!ret)
+		run_summary_combine(runs, (size_t)n, out);
+	for (int i = 0; i < done; i++)
+		run_summary_release(&runs[i]);
+	free(runs);
+	return ret;
+}
 
 int cmd_diff(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	error("'diff' is not available in this build yet");
-	return EXIT_USAGE;
+	static const struct option opts[] = {
+		{ "step", required_argument, NULL, 's' },
+		{ "noise", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct diff_opts o;
+	const char *format = "text", *out = NULL;
+	struct run_summary before, after;
+	struct diff_result r;
+	int c, sep = -1, nb, na, status = EXIT_OK, nopt = argc;
+	FILE *f = stdout;
+
+	diff_opts_init(&o);
+	/* "--" splits the runs of the two sides; options come before it */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			sep = i;
+			nopt = i;
+			break;
+		}
+	}
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(nopt, argv, "s:n:f:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': o.step = optarg; break;
+		case 'n':
+			o.noise = parse_pct(optarg);
+			if (o.noise < 0)
+				return usage_error(diff_usage, "bad --noise '%s' (say 5%%)", optarg);
+			break;
+		case 'f': format = optarg; break;
+		case 'o': out = optarg; break;
+		case 'h': printf("usage: %s\n", diff_usage); return EXIT_OK;
+		default: return usage_error(diff_usage, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv") &&
+	    strcmp(format, "html"))
+		return usage_error(diff_usage, "unknown format '%s'", format);
+	if (sep < 0) {
+		if (argc - optind != 2)
+			return usage_error(diff_usage, "give BEFORE and AFTER, or BEFORE... -- AFTER...");
+		sep = optind + 1;
+		nb = 1;
+		na = 1;
+	} else {
+		nb = sep - optind;
+		na = argc - sep - 1;
+		if (nb < 1 || na < 1)
+			return usage_error(diff_usage, "each side of '--' needs at least one run");
+		sep++;
+	}
+	if (summarize_side(argv + optind, nb, &o, &before) < 0)
+		return EXIT_USAGE;
+	if (summarize_side(argv + sep, na, &o, &after) < 0) {
+		run_summary_release(&before);
+		return EXIT_USAGE;
+	}
+	diff_compare(&before, &after, &o, &r);
+	if (out) {
+		f = fopen(out, "w");
+		if (!f) {
+			error("cannot create '%s': %s", out, strerror(errno));
+			status = EXIT_USAGE;
+		}
+	}
+	if (f) {
+		if (diff_print(f, format, &before, &after, &r) < 0 && f == stdout)
+			status = EXIT_FAIL; /* reported by finish_stdout() */
+		if (f != stdout && close_checked(f, out) < 0)
+			status = EXIT_FAIL;
+	}
+	diff_result_release(&r);
+	run_summary_release(&before);
+	run_summary_release(&after);
+	return status;
 }

@@ -15,10 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char dump_usage[] =
-	"gpuscope dump [--type T[,T...]] [--absolute] REPORT\n"
-	"       types: process thread nvtx_range nvtx_mark name osrt cpu_sample api kernel\n"
-	"              memcpy memset sync memory device metric capture";
+static const char dump_usage[] = "gpuscope dump [--type T[,T...]] [--absolute] REPORT";
+static const char dump_types[] = "process thread nvtx_range nvtx_mark name osrt cpu_sample api "
+				 "kernel memcpy memset sync memory device metric capture";
 
 struct dump_ctx {
 	const struct model *m;
@@ -304,8 +303,10 @@ int cmd_dump(int argc, char **argv)
 				int ty = trace_event_type_by_name(tok);
 				if (ty < 0 || ty == TRACE_EV_STRING || ty == TRACE_EV_NVTX_END ||
 				    ty == TRACE_EV_DROPS || ty == TRACE_EV_WARNING) {
+					int ret = usage_error(dump_usage, "unknown event type '%s' (types: %s)",
+							      tok, dump_types);
 					free(list);
-					return usage_error(dump_usage, "unknown event type '%s'", tok);
+					return ret;
 				}
 				want[ty] = 1;
 				any_type = 1;

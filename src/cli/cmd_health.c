@@ -1,13 +1,151 @@
 /*
- * cmd_health.c - `gpuscope health`.  Not yet written.
+ * cmd_health.c - `gpuscope health`: pass/warn/fail checks of every GPU
+ * (docs/monitor.md, "Health checks").  Exit status: 0 all pass, 1 a warning,
+ * 3 a failure, 2 bad usage or no GPU/driver.
  */
 #include "commands.h"
+#include "../monitor/monitor.h"
 #include "../util/util.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char health_usage[] =
+	"gpuscope health [--format table|json] [-i GPU] [--replay FILE]\n"
+	"  exit status: 0 every check passed, 1 a warning, 3 a failure, 2 usage error or no GPU";
+
+enum { HEALTH_EXIT_WARN = 1, HEALTH_EXIT_FAIL = 3 };
 
 int cmd_health(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	error("'health' is not available in this build yet");
-	return EXIT_USAGE;
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "gpu", required_argument, NULL, 'i' },
+		{ "replay", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *replay = NULL, *gpu_arg = NULL;
+	int json = 0, c, ret = EXIT_OK;
+	long only = -1;
+	char why[256];
+	struct nvml *n;
+	struct nvml_sample *s;
+	struct mon_checks checks = { 0 };
+	enum mon_verdict worst;
+	size_t counts[4] = { 0 };
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:i:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				json = 1;
+			else if (strcmp(optarg, "table"))
+				return usage_error(health_usage, "unknown format '%s': table or json", optarg);
+			break;
+		case 'i': gpu_arg = optarg; break;
+		case 'r': replay = optarg; break;
+		case 'h':
+			printf("usage: %s\n", health_usage);
+			return EXIT_OK;
+		case ':':
+			return usage_error(health_usage, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error(health_usage, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return usage_error(health_usage, "unexpected argument '%s'", argv[optind]);
+	n = nvml_open(replay, why, sizeof(why));
+	if (!n) {
+		error("%s", why);
+		return EXIT_USAGE;
+	}
+	if (gpu_arg) {
+		char *end;
+		only = strtol(gpu_arg, &end, 10);
+		if (end == gpu_arg || *end || only < 0 || only >= (long)n->sys.ngpus) {
+			error("bad -i '%s': this host has GPUs 0..%u", gpu_arg, n->sys.ngpus - 1);
+			nvml_close(n);
+			return EXIT_USAGE;
+		}
+	}
+	s = xcalloc(n->sys.ngpus, sizeof(*s));
+	for (unsigned g = 0; g < n->sys.ngpus; g++)
+		if (nvml_sample(n, g, NVML_TIER_FAST | NVML_TIER_SLOW, &s[g]))
+			memcpy(&s[g], &n->gpu[g].statics, sizeof(s[g])); /* replay without ticks */
+	mon_health(n, s, &checks);
+	worst = MON_PASS;
+	for (size_t i = 0; i < checks.nr; i++) {
+		const struct mon_check *ck = &checks.c[i];
+		if (only >= 0 && ck->gpu >= 0 && ck->gpu != only)
+			continue;
+		counts[ck->verdict]++;
+		if (ck->verdict != MON_SKIP && ck->verdict > worst)
+			worst = ck->verdict;
+	}
+	if (json) {
+		struct strbuf sb = STRBUF_INIT;
+		int first = 1;
+		strbuf_addstr(&sb, "{\"hostname\":\"");
+		strbuf_add_json_str(&sb, n->sys.hostname);
+		strbuf_addstr(&sb, "\",\"driver_version\":\"");
+		strbuf_add_json_str(&sb, n->sys.driver_version);
+		strbuf_addf(&sb, "\",\"cuda_version\":%d,\"result\":\"%s\",\"gpus\":[", n->sys.cuda_version,
+			    mon_verdict_name(worst));
+		for (unsigned g = 0; g < n->sys.ngpus; g++) {
+			strbuf_addf(&sb, "%s{\"gpu\":%u,\"name\":\"", g ? "," : "", g);
+			strbuf_add_json_str(&sb, n->gpu[g].name);
+			strbuf_addstr(&sb, "\",\"uuid\":\"");
+			strbuf_add_json_str(&sb, n->gpu[g].uuid);
+			strbuf_addstr(&sb, "\"}");
+		}
+		strbuf_addstr(&sb, "],\"checks\":[");
+		for (size_t i = 0; i < checks.nr; i++) {
+			const struct mon_check *ck = &checks.c[i];
+			if (only >= 0 && ck->gpu >= 0 && ck->gpu != only)
+				continue;
+			strbuf_addf(&sb, "%s{\"gpu\":", first ? "" : ",");
+			if (ck->gpu < 0)
+				strbuf_addstr(&sb, "null");
+			else
+				strbuf_addf(&sb, "%d", ck->gpu);
+			strbuf_addf(&sb, ",\"check\":\"%s\",\"result\":\"%s\",\"reason\":\"", ck->name,
+				    mon_verdict_name(ck->verdict));
+			strbuf_add_json_str(&sb, ck->reason);
+			strbuf_addstr(&sb, "\"}");
+			first = 0;
+		}
+		strbuf_addstr(&sb, "]}\n");
+		fputs(sb.buf, stdout);
+		strbuf_release(&sb);
+	} else {
+		printf("%-4s %-14s %-6s %s\n", "GPU", "CHECK", "RESULT", "REASON");
+		for (size_t i = 0; i < checks.nr; i++) {
+			const struct mon_check *ck = &checks.c[i];
+			char gpu[16];
+			if (only >= 0 && ck->gpu >= 0 && ck->gpu != only)
+				continue;
+			if (ck->gpu < 0)
+				snprintf(gpu, sizeof(gpu), "-");
+			else
+				snprintf(gpu, sizeof(gpu), "%d", ck->gpu);
+			printf("%-4s %-14s %-6s %s\n", gpu, ck->name, mon_verdict_name(ck->verdict),
+			       ck->reason);
+		}
+		printf("health: %s (%zu pass, %zu warn, %zu fail, %zu skipped)\n",
+		       mon_verdict_name(worst), counts[MON_PASS], counts[MON_WARN], counts[MON_FAIL],
+		       counts[MON_SKIP]);
+	}
+	if (worst == MON_WARN)
+		ret = HEALTH_EXIT_WARN;
+	else if (worst == MON_FAIL)
+		ret = HEALTH_EXIT_FAIL;
+	mon_checks_release(&checks);
+	free(s);
+	nvml_close(n);
+	return ret;
 }

@@ -1,13 +1,613 @@
 /*
- * cmd_profile.c - `gpuscope profile`.  Not yet written.
+ * cmd_profile.c - `gpuscope profile [options] -- PROGRAM ARGS...`
+ *
+ * Runs PROGRAM with the collector injected (LD_PRELOAD, and the NVTX and
+ * CUDA injection variables), waits for it, and merges the part files that
+ * every traced process wrote into a temporary directory into one report.
+ * The profile exits with the program's status (128+N when signal N killed
+ * it), forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT to it, and never overwrites a
+ * report unless --force.  docs/collector.md documents every option.
  */
 #include "commands.h"
+#include "../nvml/sampler.h"
+#include "../trace/trace.h"
 #include "../util/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char profile_usage[] =
+	"gpuscope profile [-o NAME] [--force] [--trace=cuda,nvtx,osrt] [--osrt-threshold DUR]\n"
+	"                        [--cpu-sample-hz N] [--capture-range=nvtx:NAME[@DOMAIN]|cudaProfilerApi]\n"
+	"                        [--capture-range-end=stop|repeat] [--delay S] [--duration S]\n"
+	"                        [--gpu-metrics[=HZ]|--no-gpu-metrics] [--cuda-trace-all-apis]\n"
+	"                        [--stats] [--analyze] [--report-html] -- PROGRAM ARGS...";
+
+struct profile_opts {
+	const char *output;
+	int force;
+	unsigned trace;           /* enum cl_trace bits, see collect.h (1 nvtx, 2 osrt, 4 cuda) */
+	uint64_t osrt_threshold_ns;
+	unsigned cpu_hz;
+	const char *capture;
+	const char *capture_end;
+	uint64_t delay_ns, duration_ns;
+	int gpu_metrics;          /* -1 default (on, quiet), 0 off, 1 asked for */
+	unsigned gpu_hz;
+	int cuda_all_apis;
+	int stats, analyze, html;
+};
+
+enum { TR_NVTX = 1, TR_OSRT = 2, TR_CUDA = 4 };
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+static int parse_trace(const char *s, unsigned *out)
+{
+	char *copy = xstrdup(s), *p = copy, *tok;
+	int ret = 0;
+
+	*out = 0;
+	while ((tok = strsep(&p, ","))) {
+		if (!strcmp(tok, "nvtx"))
+			*out |= TR_NVTX;
+		else if (!strcmp(tok, "osrt"))
+			*out |= TR_OSRT;
+		else if (!strcmp(tok, "cuda"))
+			*out |= TR_CUDA;
+		else if (!strcmp(tok, "none") || !*tok)
+			;
+		else
+			ret = error("unknown trace source '%s' (known: cuda, nvtx, osrt)", tok);
+	}
+	free(copy);
+	return ret;
+}
+
+static int parse_u32(const char *s, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > max)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int check_capture(const char *s)
+{
+	if (!strcmp(s, "cudaProfilerApi"))
+		return 0;
+	if (!strncmp(s, "nvtx:", 5) && s[5] && s[5] != '@')
+		return 0;
+	return -1;
+}
+
+/* NAME -> NAME.gpuscope; none -> the first free reportN.gpuscope. */
+static char *output_path(const char *name)
+{
+	size_t n, e = strlen(TRACE_FILE_EXT);
+
+	if (name) {
+		n = strlen(name);
+		if (n > e && !strcmp(name + n - e, TRACE_FILE_EXT))
+			return xstrdup(name);
+		return xstrfmt("%s%s", name, TRACE_FILE_EXT);
+	}
+	for (unsigned i = 1;; i++) {
+		char *p = xstrfmt("report%u%s", i, TRACE_FILE_EXT);
+		if (access(p, F_OK) < 0 && errno == ENOENT)
+			return p;
+		free(p);
+	}
+}
+
+static int check_output(const char *path, int force)
+{
+	char *copy = xstrdup(path), *dir = dirname(copy);
+	int ret = 0;
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		if (!force)
+			ret = error("report '%s' already exists (use --force to overwrite)", path);
+		else if (S_ISDIR(st.st_mode))
+			ret = error("cannot write '%s': it is a directory", path);
+		else if (access(path, W_OK) < 0)
+			ret = error("cannot write '%s': %s", path, strerror(errno));
+	} else if (errno != ENOENT) {
+		ret = error("cannot write '%s': %s", path, strerror(errno));
+	}
+	if (!ret && access(dir, W_OK | X_OK) < 0)
+		ret = error("cannot write '%s': directory '%s': %s", path, dir, strerror(errno));
+	free(copy);
+	return ret;
+}
+
+/* The collector library: $GPUSCOPE_COLLECTOR, or next to this binary, or ../lib. */
+static char *find_collector(void)
+{
+	const char *env = getenv("GPUSCOPE_COLLECTOR");
+	char exe[4096], *dir, *p;
+	ssize_t n;
+
+	if (env && *env) {
+		if (access(env, R_OK) < 0) {
+			error("collector library '%s' (GPUSCOPE_COLLECTOR): %s", env, strerror(errno));
+			return NULL;
+		}
+		return realpath(env, NULL);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		error("cannot find the gpuscope binary: %s", strerror(errno));
+		return NULL;
+	}
+	exe[n] = 0;
+	dir = dirname(exe);
+	p = xstrfmt("%s/libgpuscope-collect.so", dir);
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	p = xstrfmt("%s/../lib/libgpuscope-collect.so", dir);
+	if (access(p, R_OK) == 0) {
+		char *r = realpath(p, NULL);
+		free(p);
+		return r;
+	}
+	free(p);
+	error("collector library 'libgpuscope-collect.so' not found next to '%s' (set GPUSCOPE_COLLECTOR)",
+	      exe);
+	return NULL;
+}
+
+static void setenv_u64(const char *name, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	setenv(name, buf, 1);
+}
+
+static void set_environment(const struct profile_opts *o, const char *dir, const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	struct strbuf sb = STRBUF_INIT;
+
+	setenv("GPUSCOPE_DIR", dir, 1);
+	if (o->trace & TR_CUDA)
+		strbuf_addstr(&sb, "cuda,");
+	if (o->trace & TR_NVTX)
+		strbuf_addstr(&sb, "nvtx,");
+	if (o->trace & TR_OSRT)
+		strbuf_addstr(&sb, "osrt,");
+	if (sb.len)
+		sb.buf[--sb.len] = 0;
+	setenv("GPUSCOPE_TRACE", sb.len ? sb.buf : "none", 1);
+	strbuf_release(&sb);
+	setenv_u64("GPUSCOPE_OSRT_THRESHOLD_NS", o->osrt_threshold_ns);
+	setenv_u64("GPUSCOPE_CPU_SAMPLE_HZ", o->cpu_hz);
+	if (o->capture)
+		setenv("GPUSCOPE_CAPTURE", o->capture, 1);
+	else
+		unsetenv("GPUSCOPE_CAPTURE");
+	setenv("GPUSCOPE_CAPTURE_END", o->capture_end ? o->capture_end : "stop", 1);
+	setenv_u64("GPUSCOPE_DELAY_NS", o->delay_ns);
+	setenv_u64("GPUSCOPE_DURATION_NS", o->duration_ns);
+	setenv_u64("GPUSCOPE_CUDA_ALL_APIS", (uint64_t)o->cuda_all_apis);
+	setenv_u64("GPUSCOPE_START_NS", now_mono_ns());
+
+	if (old && *old) {
+		char *v = xstrfmt("%s:%s", lib, old);
+		setenv("LD_PRELOAD", v, 1);
+		free(v);
+	} else {
+		setenv("LD_PRELOAD", lib, 1);
+	}
+	if (o->trace & TR_NVTX)
+		setenv("NVTX_INJECTION64_PATH", lib, 1);
+	else
+		unsetenv("NVTX_INJECTION64_PATH");
+	if (o->trace & TR_CUDA)
+		setenv("CUDA_INJECTION64_PATH", lib, 1);
+	else
+		unsetenv("CUDA_INJECTION64_PATH");
+}
+
+/*
+ * Start @argv with a close-on-exec pipe that carries errno back when exec
+ * fails.  Returns the pid, or -1 after error().
+ */
+static pid_t spawn(char **argv)
+{
+	int fds[2], err = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return error("cannot create a pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return error("cannot fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		execvp(argv[0], argv);
+		err = errno;
+		n = write(fds[1], &err, sizeof(err));
+		(void)n;
+		_exit(127);
+	}
+	child_pid = pid;   /* signals from now on are forwarded */
+	close(fds[1]);
+	do
+		n = read(fds[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	if (n == (ssize_t)sizeof(err)) {
+		waitpid(pid, NULL, 0);
+		child_pid = 0;
+		if (err == ENOENT)
+			return error("program '%s' not found", argv[0]);
+		return error("cannot run '%s': %s", argv[0], strerror(err));
+	}
+	return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, 0);
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			return error("cannot wait for the program: %s", strerror(errno)), 1;
+	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The part files in @dir, sorted, each at least a file header long. */
+static char **list_parts(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	size_t alloc = 0, e = strlen(TRACE_FILE_EXT);
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+		char *p;
+		if (len <= e || strcmp(de->d_name + len - e, TRACE_FILE_EXT))
+			continue;
+		p = xstrfmt("%s/%s", dir, de->d_name);
+		if (stat(p, &st) < 0 || st.st_size < TRACE_HEADER_SIZE) {
+			free(p);
+			continue;
+		}
+		ALLOC_GROW(v, *n + 1, alloc);
+		v[(*n)++] = p;
+	}
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+/* Count events (as `info` does) and processes of a report, streaming. */
+static int count_report(const char *path, uint64_t *events, uint64_t *procs)
+{
+	struct trace_reader r;
+	struct trace_chunk c;
+	unsigned char scratch[512];
+	int k;
+
+	*events = *procs = 0;
+	if (trace_reader_open(&r, path) < 0)
+		return -1;
+	while ((k = trace_reader_next(&r, &c)) > 0) {
+		size_t pos = 0;
+		unsigned type;
+		const void *rec;
+		size_t size;
+		if (c.hdr.type != TRACE_CHUNK_EVENTS)
+			continue;
+		while (trace_entry_next(c.data, c.len, &pos, &type, &rec, &size, scratch,
+					sizeof(scratch)) > 0) {
+			if (type == TRACE_EV_PROCESS)
+				(*procs)++;
+			if (type != TRACE_EV_STRING && type != TRACE_EV_DROPS &&
+			    type != TRACE_EV_WARNING && type < TRACE_EV__COUNT)
+				(*events)++;
+		}
+	}
+	trace_reader_close(&r);
+	return k < 0 ? -1 : 0;
+}
+
+static void remove_dir(const char *dir, char **parts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		unlink(parts[i]);
+	if (rmdir(dir) < 0) {
+		/* leftovers (a part too short to merge): remove them too */
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		if (d) {
+			while ((de = readdir(d))) {
+				char *p;
+				if (de->d_name[0] == '.')
+					continue;
+				p = xstrfmt("%s/%s", dir, de->d_name);
+				unlink(p);
+				free(p);
+			}
+			closedir(d);
+		}
+		rmdir(dir);
+	}
+}
+
+static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
+{
+	enum {
+		OPT_FORCE = 256, OPT_TRACE, OPT_OSRT_THRESHOLD, OPT_CPU_HZ, OPT_CAPTURE,
+		OPT_CAPTURE_END, OPT_DELAY, OPT_DURATION, OPT_GPU_METRICS, OPT_NO_GPU_METRICS,
+		OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML,
+	};
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "osrt-threshold", required_argument, NULL, OPT_OSRT_THRESHOLD },
+		{ "cpu-sample-hz", required_argument, NULL, OPT_CPU_HZ },
+		{ "capture-range", required_argument, NULL, OPT_CAPTURE },
+		{ "capture-range-end", required_argument, NULL, OPT_CAPTURE_END },
+		{ "delay", required_argument, NULL, OPT_DELAY },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "gpu-metrics", optional_argument, NULL, OPT_GPU_METRICS },
+		{ "no-gpu-metrics", no_argument, NULL, OPT_NO_GPU_METRICS },
+		{ "cuda-trace-all-apis", no_argument, NULL, OPT_CUDA_ALL },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "analyze", no_argument, NULL, OPT_ANALYZE },
+		{ "report-html", no_argument, NULL, OPT_HTML },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				return usage_error(profile_usage, "-o needs a name");
+			o->output = optarg;
+			break;
+		case 'f':
+		case OPT_FORCE:
+			o->force = 1;
+			break;
+		case OPT_TRACE:
+			if (parse_trace(optarg, &o->trace) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_OSRT_THRESHOLD:
+			if (parse_duration_ns(optarg, &o->osrt_threshold_ns, "ns") < 0)
+				return usage_error(profile_usage, "bad --osrt-threshold '%s' (e.g. 1000, 5us)",
+						   optarg);
+			break;
+		case OPT_CPU_HZ:
+			if (parse_u32(optarg, 10000, &o->cpu_hz) < 0)
+				return usage_error(profile_usage, "bad --cpu-sample-hz '%s' (0 to 10000)", optarg);
+			break;
+		case OPT_CAPTURE:
+			if (check_capture(optarg) < 0)
+				return usage_error(profile_usage,
+						   "bad --capture-range '%s' (nvtx:NAME[@DOMAIN] or cudaProfilerApi)",
+						   optarg);
+			o->capture = optarg;
+			break;
+		case OPT_CAPTURE_END:
+			if (strcmp(optarg, "stop") && strcmp(optarg, "repeat"))
+				return usage_error(profile_usage, "bad --capture-range-end '%s' (stop or repeat)",
+						   optarg);
+			o->capture_end = optarg;
+			break;
+		case OPT_DELAY:
+			if (parse_duration_ns(optarg, &o->delay_ns, "s") < 0)
+				return usage_error(profile_usage, "bad --delay '%s' (seconds)", optarg);
+			break;
+		case OPT_DURATION:
+			if (parse_duration_ns(optarg, &o->duration_ns, "s") < 0 || !o->duration_ns)
+				return usage_error(profile_usage, "bad --duration '%s' (seconds, > 0)", optarg);
+			break;
+		case OPT_GPU_METRICS:
+			o->gpu_metrics = 1;
+			if (optarg && (parse_u32(optarg, 10000, &o->gpu_hz) < 0 || !o->gpu_hz))
+				return usage_error(profile_usage, "bad --gpu-metrics rate '%s' (Hz)", optarg);
+			break;
+		case OPT_NO_GPU_METRICS:
+			o->gpu_metrics = 0;
+			break;
+		case OPT_CUDA_ALL:
+			o->cuda_all_apis = 1;
+			break;
+		case OPT_STATS:
+			o->stats = 1;
+			break;
+		case OPT_ANALYZE:
+			o->analyze = 1;
+			break;
+		case OPT_HTML:
+			o->html = 1;
+			break;
+		case 'h':
+			printf("usage: %s\n", profile_usage);
+			return -1;
+		default:
+			if (optopt && optopt < 256)
+				return usage_error(profile_usage, "unknown option '-%c'", optopt);
+			return usage_error(profile_usage, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error(profile_usage, "no program to profile");
+	*first = optind;
+	return 0;
+}
 
 int cmd_profile(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	error("'profile' is not available in this build yet");
-	return EXIT_USAGE;
+	struct profile_opts o = { 0 };
+	char *out, *lib, *tmp, *nvml_path = NULL, **parts;
+	const char *tmproot = getenv("TMPDIR");
+	struct nvml_sampler *sampler = NULL;
+	struct sigaction sa, old[4];
+	static const int fwd[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	uint64_t events = 0, procs = 0;
+	size_t nparts;
+	int first = 0, status, ret;
+	pid_t pid;
+
+	o.trace = TR_CUDA | TR_NVTX | TR_OSRT;
+	o.osrt_threshold_ns = 1000;
+	o.cpu_hz = 100;
+	o.gpu_metrics = -1;
+	o.gpu_hz = 10;
+	ret = parse_args(argc, argv, &o, &first);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+
+	out = output_path(o.output);
+	if (check_output(out, o.force) < 0) {
+		free(out);
+		return EXIT_USAGE;
+	}
+	lib = find_collector();
+	if (!lib) {
+		free(out);
+		return EXIT_FAIL;
+	}
+	tmp = xstrfmt("%s/gpuscope-XXXXXX", tmproot && *tmproot ? tmproot : "/tmp");
+	if (!mkdtemp(tmp)) {
+		error("cannot create a temporary directory '%s': %s", tmp, strerror(errno));
+		free(out);
+		free(lib);
+		free(tmp);
+		return EXIT_FAIL;
+	}
+	set_environment(&o, tmp, lib);
+
+	if (o.gpu_metrics) {
+		char why[256] = "";
+		nvml_path = xstrfmt("%s/nvml%s", tmp, TRACE_FILE_EXT);
+		sampler = nvml_sampler_start(nvml_path, o.gpu_hz, why, sizeof(why));
+		if (!sampler && o.gpu_metrics > 0)
+			warning("no GPU metrics: %s", why[0] ? why : "unknown reason");
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	for (int i = 0; i < 4; i++)
+		sigaction(fwd[i], &sa, &old[i]);
+
+	pid = spawn(argv + first);
+	if (pid < 0) {
+		if (sampler)
+			nvml_sampler_stop(sampler);
+		parts = list_parts(tmp, &nparts);
+		remove_dir(tmp, parts, nparts);
+		for (size_t i = 0; i < nparts; i++)
+			free(parts[i]);
+		free(parts);
+		free(out);
+		free(lib);
+		free(tmp);
+		free(nvml_path);
+		return 127;
+	}
+	child_pid = pid;
+	status = wait_status(pid);
+	child_pid = 0;
+	for (int i = 0; i < 4; i++)
+		sigaction(fwd[i], &old[i], NULL);
+	if (sampler && nvml_sampler_stop(sampler) < 0)
+		warning("GPU metrics may be incomplete");
+
+	parts = list_parts(tmp, &nparts);
+	if (!nparts) {
+		error("no data was recorded in '%s' (was the collector '%s' loaded?)", tmp, lib);
+		ret = -1;
+	} else {
+		ret = trace_merge(out, (const char *const *)parts, nparts, !o.force);
+		if (ret == 0)
+			ret = count_report(out, &events, &procs);
+	}
+	if (ret < 0) {
+		error("the parts of the report are kept in '%s'", tmp);
+		if (!status)
+			status = EXIT_FAIL;
+	} else {
+		remove_dir(tmp, parts, nparts);
+		fprintf(stderr, "gpuscope: wrote '%s' (%" PRIu64 " events, %" PRIu64 " processes)\n", out,
+			events, procs);
+		fflush(stdout);
+		if (o.stats)
+			cmd_stats(2, (char *[]){ "stats", out, NULL });
+		if (o.analyze)
+			cmd_analyze(2, (char *[]){ "analyze", out, NULL });
+		if (o.html)
+			cmd_export(4, (char *[]){ "export", out, "--format", "html", NULL });
+	}
+	for (size_t i = 0; i < nparts; i++)
+		free(parts[i]);
+	free(parts);
+	free(out);
+	free(lib);
+	free(tmp);
+	free(nvml_path);
+	return status;
 }

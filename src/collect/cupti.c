@@ -1,8 +1,866 @@
 /*
  * cupti.c - CUDA tracing through CUPTI (CUDA_INJECTION64_PATH).
- * Not yet written: CUDA tracing arrives with issue 3.
+ *
+ * The CUDA driver calls InitializeInjection() from inside cuInit.  There we
+ * load libcupti.so.13 (cupti_api.h), put CUPTI on the report clock
+ * (cuptiActivityRegisterTimestampCallback -> cl_now), enable the activity
+ * kinds we record and the API records that matter, and subscribe to the few
+ * callbacks we need (cudaProfilerStart/Stop, device reset, context
+ * teardown).  No CUDA call is ever made from here or from a callback.
+ *
+ * GPU records reach us in CUPTI activity buffers, handed over on CUPTI's
+ * worker thread or inside cuptiActivityFlushAll.  The buffer callback only
+ * queues them; our worker thread converts each record with the pure
+ * functions of cupti_convert.c into the collector's buffers, and every
+ * GPUSCOPE_CUPTI_FLUSH_MS (1 s) asks CUPTI for partly filled buffers.  The
+ * exit path forces a last flush and converts what is left.
+ *
+ * API calls: only the APIs of cupti_api_keep() are recorded, one callback id
+ * at a time, so the trivial calls PyTorch makes several times per kernel
+ * cost nothing.  By default each kept call is timed by an enter/exit
+ * callback of ours on the calling thread (two clock reads and one record);
+ * GPUSCOPE_CUPTI_API_MODE=activity uses CUPTI's API activity records
+ * enabled per callback id (cuptiActivityEnableRuntimeApi) instead, which
+ * measured slower under PyTorch (bench/RESULTS-cupti.md); =subtract enables
+ * the whole RUNTIME and DRIVER kinds and disables the skipped ids; =off
+ * records no API call; GPUSCOPE_CUPTI_KINDS=kernel traces kernels only.
+ * GPUSCOPE_CUDA_ALL_APIS=1 records every runtime and driver call.
+ *
+ * Failure to start (no libcupti, no driver, another CUPTI client) is one
+ * cl_warning("CUDA tracing off: ...") and nothing else: the CPU side goes on.
  */
 #include "collect.h"
+
+#ifdef GS_HAVE_CUPTI
+
+#include "cupti_api.h"
+#include "cupti_convert.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum cupti_state {
+	CUPTI_OFF = 0,      /* not started (or failed) */
+	CUPTI_ON = 1,
+	CUPTI_DEAD = 2,     /* forked child: never call CUPTI again */
+};
+
+#define API_CBIDS 1024      /* > CUPTI_RUNTIME/DRIVER_TRACE_CBID_SIZE */
+#define KNAME_SLOTS 16384   /* kernel name cache (power of two) */
+#define CTX_SLOTS 1024      /* context id -> device */
+#define MAX_WINDOWS 4096    /* cudaProfilerStart/Stop windows */
+#define MAX_DEVICES 64
+
+static struct cupti_api cu;
+static CUpti_SubscriberHandle cu_sub;
+static atomic_int cu_state;
+static int cu_callback_mode;        /* API records from callbacks, not activity */
+static int cu_api_off;              /* GPUSCOPE_CUPTI_API_MODE=off: no API records */
+static int cu_api_subtract;         /* =subtract: whole kinds, then disable the skipped */
+static int cu_kinds_min;            /* GPUSCOPE_CUPTI_KINDS=kernel: kernels only */
+static size_t cu_buffer_bytes = 4u << 20;
+static unsigned cu_flush_ms = 1000;
+
+/* [0] runtime, [1] driver: string id of the function name (0 = not yet) */
+static _Atomic uint32_t api_name_ids[2][API_CBIDS];
+/* callback mode: which cbids are recorded */
+static unsigned char api_keep_cb[2][API_CBIDS];
+
+struct kname_slot {
+	const char *key;        /* CUPTI's pointer */
+	char *copy;             /* the name it pointed to */
+	uint32_t name_id, mangled_id;
+	uint16_t flags;
+};
+static struct kname_slot knames[KNAME_SLOTS];
+static size_t knames_used;
+static pthread_mutex_t knames_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* context id -> device id + 1 (0 = unknown) */
+static _Atomic uint32_t ctx_device[CTX_SLOTS];
+
+static _Atomic unsigned char device_done[MAX_DEVICES];
+
+/* cudaProfilerApi capture windows on the report clock; end 0 = open */
+static struct { uint64_t begin, end; } windows[MAX_WINDOWS];
+static atomic_int nwindows;
+static atomic_int capture_open;
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static pthread_t flusher;
+static atomic_int flusher_stop;
+static int flusher_started;
+
+/* ---- clock ---- */
+
+static uint64_t CUPTIAPI cupti_timestamp(void)
+{
+	return cl_now();
+}
+
+/* ---- emitting ---- */
+
+static void emit(unsigned type, const void *rec, size_t size)
+{
+	void *p = cl_reserve(type, size);
+
+	if (!p)
+		return;
+	memcpy(p, rec, size);
+	cl_commit();
+}
+
+/* In cudaProfilerApi capture mode, keep only what started inside a window. */
+static int in_capture(uint64_t t)
+{
+	int n;
+
+	if (cl_config.capture_mode != CL_CAPTURE_CUDA_PROFILER)
+		return 1;
+	n = atomic_load(&nwindows);
+	for (int i = n - 1; i >= 0; i--) {
+		uint64_t b = __atomic_load_n(&windows[i].begin, __ATOMIC_ACQUIRE);
+		uint64_t e = __atomic_load_n(&windows[i].end, __ATOMIC_ACQUIRE);
+		if (t >= b && (!e || t < e))
+			return 1;
+	}
+	return 0;
+}
+
+static void note_context(uint32_t ctx, uint32_t device)
+{
+	if (ctx < CTX_SLOTS && device != CUPTI_DEVICE_UNKNOWN)
+		atomic_store_explicit(&ctx_device[ctx], device + 1, memory_order_relaxed);
+}
+
+static uint32_t context_device(uint32_t ctx)
+{
+	uint32_t d = ctx < CTX_SLOTS ? atomic_load_explicit(&ctx_device[ctx], memory_order_relaxed) : 0;
+
+	return d ? d - 1 : CUPTI_DEVICE_UNKNOWN;
+}
+
+static uint32_t api_name_id(unsigned dom, uint32_t cbid)
+{
+	CUpti_CallbackDomain domain = dom ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+	const char *name = NULL;
+	char buf[256];
+	uint32_t id;
+	size_t len;
+
+	if (cbid >= API_CBIDS)
+		return cl_intern("<unknown cuda api>", 18);
+	id = atomic_load_explicit(&api_name_ids[dom][cbid], memory_order_relaxed);
+	if (id)
+		return id;
+	if (cu.GetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) {
+		len = (size_t)snprintf(buf, sizeof(buf), "%s api %u", dom ? "driver" : "runtime", cbid);
+	} else {
+		len = cupti_api_base_name(name, buf, sizeof(buf));
+		if (len >= sizeof(buf))
+			len = sizeof(buf) - 1;
+	}
+	id = cl_intern(buf, len);
+	atomic_store_explicit(&api_name_ids[dom][cbid], id, memory_order_relaxed);
+	return id;
+}
+
+/* Name ids and flags of a kernel, demangled once per distinct name. */
+static void kernel_names(const char *raw, struct trace_kernel *k)
+{
+	size_t h, i;
+	struct kname_slot *slot = NULL;
+	const char *name, *mangled;
+	char *dem;
+
+	if (!raw)
+		raw = "";
+	h = ((uintptr_t)raw >> 3) * 0x9e3779b97f4a7c15ull;
+	pthread_mutex_lock(&knames_lock);
+	for (i = 0; i < KNAME_SLOTS; i++) {
+		struct kname_slot *s = &knames[(h + i) & (KNAME_SLOTS - 1)];
+		if (!s->key) {
+			slot = s;
+			break;
+		}
+		if (s->key == raw) {
+			if (!strcmp(s->copy, raw)) {
+				k->name_id = s->name_id;
+				k->mangled_id = s->mangled_id;
+				k->flags |= s->flags;
+				pthread_mutex_unlock(&knames_lock);
+				return;
+			}
+			slot = s;   /* CUPTI reused the pointer: replace */
+			free(s->copy);
+			s->key = NULL;
+			knames_used--;
+			break;
+		}
+	}
+	dem = cupti_demangle(raw);
+	cupti_kernel_names(raw, dem, &name, &mangled);
+	k->name_id = cl_intern(name, strlen(name));
+	k->mangled_id = mangled ? cl_intern(mangled, strlen(mangled)) : 0;
+	if (cupti_is_nccl_kernel(name))
+		k->flags |= TRACE_GPU_COMM;
+	if (slot && knames_used < KNAME_SLOTS / 4 * 3 && (slot->copy = strdup(raw))) {
+		slot->key = raw;
+		slot->name_id = k->name_id;
+		slot->mangled_id = k->mangled_id;
+		slot->flags = k->flags & TRACE_GPU_COMM;
+		knames_used++;
+	}
+	pthread_mutex_unlock(&knames_lock);
+	free(dem);
+}
+
+/* PCI location of the GPU with @uuid from /proc/driver/nvidia/gpus. */
+static void device_pci(const uint8_t uuid[16], struct trace_device *d)
+{
+	DIR *dir = opendir("/proc/driver/nvidia/gpus");
+	struct dirent *de;
+	char path[512], text[4096];
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		int fd;
+		ssize_t n;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		text[n] = '\0';
+		if (!cupti_info_pci(text, uuid, &d->pci_domain, &d->pci_bus, &d->pci_device))
+			break;
+	}
+	closedir(dir);
+}
+
+static void handle_device(const CUpti_ActivityDevice5 *r)
+{
+	struct trace_device d;
+	const char *name = r->name ? r->name : "";
+
+	if (r->id < MAX_DEVICES && atomic_exchange(&device_done[r->id], 1))
+		return;
+	cupti_conv_device(r, cl_pid(), cl_intern(name, strlen(name)), &d);
+	device_pci(d.uuid, &d);
+	emit(TRACE_EV_DEVICE, &d, sizeof(d));
+}
+
+static void drop(void)
+{
+	cl_add_drops(TRACE_DROP_CUPTI, 1);
+}
+
+static void handle_record(const CUpti_Activity *rec)
+{
+	uint32_t pid = cl_pid();
+
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: {
+		const CUpti_ActivityKernel10 *r = (const void *)rec;
+		struct trace_kernel k;
+		note_context(r->contextId, r->deviceId);
+		if (cupti_conv_kernel(r, pid, &k) < 0) {
+			drop();
+			break;
+		}
+		if (!in_capture(k.start))
+			break;
+		kernel_names(r->name, &k);
+		emit(TRACE_EV_KERNEL, &k, sizeof(k));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *r = (const void *)rec;
+		struct trace_memcpy c;
+		note_context(r->contextId, r->deviceId);
+		if (cupti_conv_memcpy(r, pid, &c) < 0)
+			drop();
+		else if (in_capture(c.start))
+			emit(TRACE_EV_MEMCPY, &c, sizeof(c));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+		const CUpti_ActivityMemcpyPtoP4 *r = (const void *)rec;
+		struct trace_memcpy c;
+		if (cupti_conv_memcpy_p2p(r, pid, &c) < 0)
+			drop();
+		else if (in_capture(c.start))
+			emit(TRACE_EV_MEMCPY, &c, sizeof(c));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *r = (const void *)rec;
+		struct trace_memset s;
+		note_context(r->contextId, r->deviceId);
+		if (cupti_conv_memset(r, pid, &s) < 0)
+			drop();
+		else if (in_capture(s.start))
+			emit(TRACE_EV_MEMSET, &s, sizeof(s));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+		const CUpti_ActivitySynchronization2 *r = (const void *)rec;
+		struct trace_sync s;
+		if (cupti_conv_sync(r, pid, context_device(r->contextId), &s) < 0)
+			drop();
+		else if (in_capture(s.start))
+			emit(TRACE_EV_SYNC, &s, sizeof(s));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMORY2: {
+		const CUpti_ActivityMemory4 *r = (const void *)rec;
+		struct trace_memory m;
+		note_context(r->contextId, r->deviceId);
+		/* pool bookkeeping records are not allocations: not a drop */
+		if (cupti_conv_memory(r, pid, &m) == 0 && in_capture(m.time))
+			emit(TRACE_EV_MEMORY, &m, sizeof(m));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER: {
+		const CUpti_ActivityAPI *r = (const void *)rec;
+		unsigned dom = rec->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+		struct trace_api a;
+		if (cupti_conv_api(r, dom ? TRACE_API_DRIVER : TRACE_API_RUNTIME,
+				   api_name_id(dom, r->cbid), &a) < 0)
+			drop();
+		else if (in_capture(a.start))
+			emit(TRACE_EV_API, &a, sizeof(a));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_DEVICE:
+		handle_device((const void *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_CONTEXT: {
+		const CUpti_ActivityContext3 *r = (const void *)rec;
+		note_context(r->contextId, r->deviceId);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* ---- activity buffers ---- */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 8, cu_buffer_bytes))
+		p = NULL;
+	*buffer = p;
+	*size = p ? cu_buffer_bytes : 0;
+	*max_records = 0;
+}
+
+/*
+ * Completed buffers are only queued here: converting them inside the
+ * callback would hold CUPTI's buffer lock (during cuptiActivityFlushAll)
+ * while application threads wait for it to record their next launch.  The
+ * worker thread converts them; the final flush converts what is left.
+ */
+struct done_buf {
+	uint8_t *buf;
+	size_t valid;
+	struct done_buf *next;
+};
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
+static struct done_buf *q_head, **q_tail = &q_head;
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void convert_buffer(uint8_t *buffer, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+
+	if (atomic_load(&cu_state) == CUPTI_ON)
+		while (cu.ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+			handle_record(rec);
+	free(buffer);
+}
+
+/*
+ * Convert every queued buffer on this thread.  @wait: 1 block for the
+ * locks, 0 give up when they are taken, 2 retry for up to half a second
+ * (the exit and signal paths: the signal may have interrupted the holder).
+ */
+static void drain(int wait)
+{
+	struct done_buf *list, *next;
+
+	if (wait == 2) {
+		struct timespec ms = { 0, 1000000L };
+		for (int i = 0; i < 500; i++) {
+			if (!pthread_mutex_trylock(&drain_lock)) {
+				if (!pthread_mutex_trylock(&q_lock))
+					goto locked;
+				pthread_mutex_unlock(&drain_lock);
+			}
+			nanosleep(&ms, NULL);
+		}
+		return;
+	}
+	if (wait) {
+		pthread_mutex_lock(&drain_lock);
+		pthread_mutex_lock(&q_lock);
+	} else {
+		if (pthread_mutex_trylock(&drain_lock))
+			return;
+		if (pthread_mutex_trylock(&q_lock)) {
+			pthread_mutex_unlock(&drain_lock);
+			return;
+		}
+	}
+locked:
+	list = q_head;
+	q_head = NULL;
+	q_tail = &q_head;
+	pthread_mutex_unlock(&q_lock);
+	for (; list; list = next) {
+		next = list->next;
+		convert_buffer(list->buf, list->valid);
+		free(list);
+	}
+	pthread_mutex_unlock(&drain_lock);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+				      size_t size, size_t valid)
+{
+	int g = cl_guard_enter();
+	size_t dropped = 0;
+	struct done_buf *d;
+
+	(void)size;
+	if (atomic_load(&cu_state) != CUPTI_ON || !buffer) {
+		free(buffer);
+		goto out;
+	}
+	if (cu.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+		cl_add_drops(TRACE_DROP_CUPTI, dropped);
+	if (!valid) {
+		free(buffer);
+		goto out;
+	}
+	d = flusher_started ? malloc(sizeof(*d)) : NULL;
+	if (!d) {
+		convert_buffer(buffer, valid);
+		goto out;
+	}
+	d->buf = buffer;
+	d->valid = valid;
+	d->next = NULL;
+	pthread_mutex_lock(&q_lock);
+	*q_tail = d;
+	q_tail = &d->next;
+	pthread_cond_signal(&q_cond);
+	pthread_mutex_unlock(&q_lock);
+out:
+	if (g)
+		cl_guard_leave();
+}
+
+static void flush_all(uint32_t flags)
+{
+	if (atomic_load(&cu_state) == CUPTI_ON)
+		cu.ActivityFlushAll(flags);
+}
+
+/* ---- capture range ---- */
+
+static void capture_edge(int begin)
+{
+	uint64_t now = cl_now();
+	int n;
+
+	pthread_mutex_lock(&capture_lock);
+	if (begin && !atomic_load(&capture_open)) {
+		n = atomic_load(&nwindows);
+		if (n < MAX_WINDOWS) {
+			__atomic_store_n(&windows[n].end, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&windows[n].begin, now, __ATOMIC_RELEASE);
+			atomic_store(&nwindows, n + 1);
+		}
+		atomic_store(&capture_open, 1);
+		pthread_mutex_unlock(&capture_lock);
+		cl_capture_begin();
+		return;
+	}
+	if (!begin && atomic_load(&capture_open)) {
+		n = atomic_load(&nwindows);
+		if (n > 0)
+			__atomic_store_n(&windows[n - 1].end, now, __ATOMIC_RELEASE);
+		atomic_store(&capture_open, 0);
+		pthread_mutex_unlock(&capture_lock);
+		/* hand over what the window produced while it is still open */
+		flush_all(0);
+		drain(1);
+		cl_capture_end();
+		return;
+	}
+	pthread_mutex_unlock(&capture_lock);
+}
+
+/* ---- callbacks ---- */
+
+/*
+ * Depth of recorded runtime calls on this thread: a driver call made from
+ * inside one (cudaMalloc -> cuMemAlloc) is the runtime call's own work and
+ * is not recorded a second time.
+ */
+static __thread int rt_depth __attribute__((tls_model("initial-exec")));
+
+static void api_callback(unsigned dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	if (dom && rt_depth > 0)
+		return;
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (!dom)
+			rt_depth++;
+		*cb->correlationData = cl_now();
+		return;
+	}
+	if (!dom && rt_depth > 0)
+		rt_depth--;
+	{
+		struct trace_api a;
+		memset(&a, 0, sizeof(a));
+		a.start = *cb->correlationData;
+		a.end = cl_now();
+		a.pid = cl_pid();
+		a.tid = cl_tid();
+		a.correlation = cb->correlationId;
+		a.cbid = cbid;
+		a.name_id = api_name_id(dom, cbid);
+		a.domain = dom ? TRACE_API_DRIVER : TRACE_API_RUNTIME;
+		if (cb->functionReturnValue)
+			a.status = *(const int *)cb->functionReturnValue;
+		if (in_capture(a.start))
+			emit(TRACE_EV_API, &a, sizeof(a));
+	}
+}
+
+static void CUPTIAPI cupti_callback(void *userdata, CUpti_CallbackDomain domain,
+				    CUpti_CallbackId cbid, const void *data)
+{
+	int g;
+
+	(void)userdata;
+	if (atomic_load(&cu_state) != CUPTI_ON)
+		return;
+	g = cl_guard_enter();
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		const CUpti_CallbackData *cb = data;
+		unsigned dom = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+		int start = dom ? cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart
+				: cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000;
+		int stop = dom ? cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop
+			       : cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000;
+
+		if (start && cb->callbackSite == CUPTI_API_EXIT &&
+		    cl_config.capture_mode == CL_CAPTURE_CUDA_PROFILER)
+			capture_edge(1);
+		if (stop && cb->callbackSite == CUPTI_API_ENTER &&
+		    cl_config.capture_mode == CL_CAPTURE_CUDA_PROFILER)
+			capture_edge(0);
+		if (!dom && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
+		    cb->callbackSite == CUPTI_API_ENTER)
+			flush_all(0);
+		if (cu_callback_mode && cbid < API_CBIDS && api_keep_cb[dom][cbid])
+			api_callback(dom, cbid, cb);
+	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
+		   cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+		flush_all(0);
+	}
+	if (g)
+		cl_guard_leave();
+}
+
+/* ---- flusher thread and exit ---- */
+
+/*
+ * The worker: converts queued buffers as they come, and every
+ * GPUSCOPE_CUPTI_FLUSH_MS asks CUPTI for the records of partly filled
+ * buffers (cuptiActivityFlushAll), so a crash loses at most that much.
+ */
+static void *flusher_main(void *arg)
+{
+	uint64_t period = (uint64_t)cu_flush_ms * 1000000u, last = cl_now();
+
+	(void)arg;
+	cl_guard_enter();   /* never leave: nothing this thread does is the app's */
+	while (!atomic_load(&flusher_stop)) {
+		struct timespec ts;
+		uint64_t now;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&q_lock);
+		if (!q_head && !atomic_load(&flusher_stop))
+			pthread_cond_timedwait(&q_cond, &q_lock, &ts);
+		pthread_mutex_unlock(&q_lock);
+		if (atomic_load(&flusher_stop))
+			break;
+		drain(1);
+		now = cl_now();
+		if (now - last >= period) {
+			last = now;
+			flush_all(0);
+			drain(1);
+		}
+	}
+	return NULL;
+}
+
+static void cupti_atexit(void)
+{
+	cl_cuda_flush(1);
+}
+
+void cl_cuda_flush(int final)
+{
+	int g;
+
+	if (atomic_load(&cu_state) != CUPTI_ON)
+		return;
+	g = cl_guard_enter();
+	if (final) {
+		atomic_store(&flusher_stop, 1);
+		flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		drain(2);
+	} else {
+		flush_all(0);
+		drain(0);
+	}
+	if (g)
+		cl_guard_leave();
+}
+
+void cl_cuda_atfork_child(void)
+{
+	/*
+	 * CUPTI's worker thread did not survive the fork: any CUPTI call in
+	 * the child may hang (a flush waits for it forever).  Forget CUPTI.
+	 */
+	if (atomic_load(&cu_state) == CUPTI_ON)
+		atomic_store(&cu_state, CUPTI_DEAD);
+	flusher_started = 0;
+}
+
+/* ---- start ---- */
+
+static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return def;
+	return (unsigned)v;
+}
+
+/* Enable the API records (or callbacks) of one domain; how many kept. */
+static unsigned enable_apis(unsigned dom, uint32_t size)
+{
+	CUpti_CallbackDomain domain = dom ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+	unsigned kept = 0;
+
+	for (uint32_t cbid = 1; cbid < size && cbid < API_CBIDS; cbid++) {
+		const char *name = NULL;
+		if (cu.GetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		if (cu_api_subtract) {
+			if (!cupti_api_keep(name) &&
+			    (dom ? cu.ActivityEnableDriverApi(cbid, 0)
+				 : cu.ActivityEnableRuntimeApi(cbid, 0)) == CUPTI_SUCCESS)
+				kept++;
+			continue;
+		}
+		if (!cupti_api_keep(name))
+			continue;
+		if (cu_callback_mode) {
+			if (cu.EnableCallback(1, cu_sub, domain, cbid) == CUPTI_SUCCESS) {
+				api_keep_cb[dom][cbid] = 1;
+				kept++;
+			}
+		} else if ((dom ? cu.ActivityEnableDriverApi(cbid, 1)
+				: cu.ActivityEnableRuntimeApi(cbid, 1)) == CUPTI_SUCCESS) {
+			kept++;
+		}
+	}
+	return kept;
+}
+
+static int cupti_start(char *why, size_t n)
+{
+	CUptiResult r;
+	const char *mode = getenv("GPUSCOPE_CUPTI_API_MODE");
+	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
+	static const CUpti_ActivityKind kinds[] = {
+		CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT,
+		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+		CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2,
+	};
+
+	if (cupti_load(&cu, why, n) < 0)
+		return -1;
+	/* callbacks are the default: measured cheaper for PyTorch (bench/RESULTS-cupti.md) */
+	cu_callback_mode = !mode || !*mode || !strcmp(mode, "callback");
+	cu_api_off = mode && !strcmp(mode, "off");
+	cu_api_subtract = mode && !strcmp(mode, "subtract");
+	cu_kinds_min = getenv("GPUSCOPE_CUPTI_KINDS") && !strcmp(getenv("GPUSCOPE_CUPTI_KINDS"), "kernel");
+	cu_buffer_bytes = (size_t)env_uint("GPUSCOPE_CUPTI_BUFFER_KB", 4096, 64, 1u << 20) << 10;
+	cu_flush_ms = env_uint("GPUSCOPE_CUPTI_FLUSH_MS", 1000, 10, 600000);
+
+	/* the clock first: every record must be on the report clock */
+	r = cu.ActivityRegisterTimestampCallback(cupti_timestamp);
+	if (r != CUPTI_SUCCESS) {
+		snprintf(why, n, "CUPTI cannot start (%s; is the NVIDIA driver loaded?)",
+			 cupti_result_name(&cu, r));
+		return -1;
+	}
+	if (cu.Subscribe_v2) {
+		CUpti_SubscriberParams p;
+		memset(&p, 0, sizeof(p));
+		p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+		p.subscriberName = "gpuscope";
+		p.oldSubscriberName = holder;
+		p.oldSubscriberSize = sizeof(holder);
+		r = cu.Subscribe_v2(&cu_sub, cupti_callback, NULL, &p);
+	} else {
+		r = cu.Subscribe(&cu_sub, cupti_callback, NULL);
+	}
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		holder[sizeof(holder) - 1] = '\0';
+		snprintf(why, n, "another CUPTI client is attached (%s)",
+			 holder[0] ? holder : "Nsight, a debugger or a profiler");
+		return -1;
+	}
+	if (r != CUPTI_SUCCESS) {
+		snprintf(why, n, "cuptiSubscribe failed (%s; is the NVIDIA driver loaded?)",
+			 cupti_result_name(&cu, r));
+		return -1;
+	}
+	cu.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	r = cu.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (r != CUPTI_SUCCESS) {
+		snprintf(why, n, "cuptiActivityRegisterCallbacks failed (%s)", cupti_result_name(&cu, r));
+		cu.Unsubscribe(cu_sub);
+		return -1;
+	}
+	atomic_store(&cu_state, CUPTI_ON);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (cu_kinds_min && kinds[i] != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+		    kinds[i] != CUPTI_ACTIVITY_KIND_DEVICE && kinds[i] != CUPTI_ACTIVITY_KIND_CONTEXT)
+			continue;
+		r = cu.ActivityEnable(kinds[i]);
+		if (r != CUPTI_SUCCESS && kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+			snprintf(why, n, "cannot trace kernels (%s)", cupti_result_name(&cu, r));
+			atomic_store(&cu_state, CUPTI_OFF);
+			cu.Unsubscribe(cu_sub);
+			return -1;
+		}
+	}
+	if (cu_api_off) {
+		/* measurement knob: no API records at all */
+	} else if (cl_config.cuda_all_apis) {
+		cu.ActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+		cu.ActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+	} else {
+		if (cu_api_subtract) {
+			cu.ActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+			cu.ActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+		}
+		enable_apis(0, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+		enable_apis(1, CUPTI_DRIVER_TRACE_CBID_SIZE);
+	}
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+			  CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+			  CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_DRIVER_API,
+			  CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_DRIVER_API,
+			  CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+			  CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RESOURCE,
+			  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	if (!pthread_create(&flusher, NULL, flusher_main, NULL)) {
+		pthread_setname_np(flusher, "gpuscope-cupti");
+		pthread_detach(flusher);
+		flusher_started = 1;
+	}
+	atexit(cupti_atexit);
+	return 0;
+}
+
+CL_EXPORT int InitializeInjection(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int done;
+	char why[512];
+	int g;
+
+	pthread_mutex_lock(&lock);
+	if (done) {
+		pthread_mutex_unlock(&lock);
+		return 1;
+	}
+	done = 1;
+	if (cl_init() < 0 || !cl_config.enabled || !(cl_config.trace & CL_TRACE_CUDA)) {
+		pthread_mutex_unlock(&lock);
+		return 1;
+	}
+	g = cl_guard_enter();
+	why[0] = '\0';
+	if (cupti_start(why, sizeof(why)) < 0)
+		cl_warning("CUDA tracing off: %s", why);
+	if (g)
+		cl_guard_leave();
+	pthread_mutex_unlock(&lock);
+	return 1;
+}
+
+#else /* !GS_HAVE_CUPTI */
+
+CL_EXPORT int InitializeInjection(void)
+{
+	if (cl_init() == 0 && cl_config.enabled && (cl_config.trace & CL_TRACE_CUDA))
+		cl_warning("CUDA tracing off: gpuscope was built without the CUPTI headers");
+	return 1;
+}
 
 void cl_cuda_flush(int final)
 {
@@ -12,3 +870,5 @@ void cl_cuda_flush(int final)
 void cl_cuda_atfork_child(void)
 {
 }
+
+#endif

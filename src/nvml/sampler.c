@@ -1,20 +1,244 @@
 /*
- * sampler.c - NVML sampling for profiles.  Not yet written (issue 4).
+ * sampler.c - NVML sampling inside `gpuscope profile` (see sampler.h).
+ *
+ * One thread reads every GPU at HZ: FAST-tier metrics every tick, SLOW-tier
+ * ones (PCIe link and throughput, ECC, NVLink, processes) once a second, and
+ * STATIC ones (maxima) once at the start.  Each valid metric becomes a
+ * TRACE_EV_METRIC record named as in docs/monitor.md; an invalid one is not
+ * written at all, so a reader never sees an unknown value as 0.  Each GPU
+ * is described once by a TRACE_EV_DEVICE record whose id is the NVML index.
+ * The NVML calls are held to a CPU budget (nvml_set_budget): expensive reads
+ * are made less often than HZ and simply missing from the ticks in between.
  */
 #include "sampler.h"
+#include "nvml.h"
+#include "../trace/trace.h"
+#include "../util/util.h"
 
-#include <stdio.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SAMPLER_MAX_HZ 100
+/*
+ * CPU budget of the NVML calls, as a fraction of one core: 0.8 % leaves
+ * room for the sampler's own work within the 1 % target.  NVML calls cost
+ * 0.1-15 ms of CPU each on an H200 VM (bench/RESULTS-nvml.md), so at 10 Hz
+ * the expensive ones (GPM) are read less often.  GPUSCOPE_GPU_METRICS_BUDGET
+ * (percent of a core; 0 = no budget) overrides it.
+ */
+#define SAMPLER_CPU_BUDGET 0.008
+#define SAMPLER_FLUSH_NS (5ull * 1000 * 1000 * 1000)
+
+struct nvml_sampler {
+	struct nvml *n;
+	struct trace_builder b;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stop;
+	unsigned hz;
+	uint32_t pid;
+	uint32_t name_id[NVML_M__COUNT];
+	uint32_t proc_mem_id;
+	uint64_t ticks;
+	int failed;
+};
+
+static void put_metric(struct nvml_sampler *s, uint64_t mono, unsigned gpu, uint32_t name_id,
+		       uint32_t pid, double v)
+{
+	struct trace_metric m;
+
+	memset(&m, 0, sizeof(m));
+	m.time = mono;
+	m.value = v;
+	m.device = gpu;
+	m.name_id = name_id;
+	m.pid = pid;
+	trace_builder_add(&s->b, TRACE_EV_METRIC, &m, sizeof(m));
+}
+
+static void parse_uuid(const char *s, uint8_t out[16])
+{
+	unsigned k = 0;
+
+	memset(out, 0, 16);
+	if (!strncmp(s, "GPU-", 4))
+		s += 4;
+	for (; *s && k < 32; s++) {
+		int d;
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			continue;
+		out[k / 2] = (uint8_t)(out[k / 2] | (k % 2 ? d : d << 4));
+		k++;
+	}
+}
+
+static void put_devices(struct nvml_sampler *s)
+{
+	uint64_t now = now_mono_ns();
+
+	for (unsigned i = 0; i < s->n->sys.ngpus; i++) {
+		const struct nvml_gpu_info *g = &s->n->gpu[i];
+		const struct nvml_sample *st = &g->statics;
+		struct trace_device d;
+
+		memset(&d, 0, sizeof(d));
+		d.id = i;
+		d.name_id = trace_builder_str(&s->b, g->name);
+		parse_uuid(g->uuid, d.uuid);
+		d.cc_major = g->cc_major > 0 ? (uint32_t)g->cc_major : 0;
+		d.cc_minor = g->cc_minor > 0 ? (uint32_t)g->cc_minor : 0;
+		if (st->valid[NVML_M_SM_CLOCK_MAX])
+			d.core_clock_khz = (uint32_t)(st->v[NVML_M_SM_CLOCK_MAX] * 1000);
+		if (st->valid[NVML_M_MEM_CLOCK_MAX])
+			d.mem_clock_khz = (uint32_t)(st->v[NVML_M_MEM_CLOCK_MAX] * 1000);
+		d.mem_bus_width = g->bus_width > 0 ? (uint32_t)g->bus_width : 0;
+		d.pci_domain = g->pci_domain;
+		d.pci_bus = g->pci_bus;
+		d.pci_device = g->pci_device;
+		d.pid = s->pid;
+		trace_builder_add(&s->b, TRACE_EV_DEVICE, &d, sizeof(d));
+		for (unsigned m = 0; m < NVML_M__COUNT; m++)
+			if (st->valid[m])
+				put_metric(s, now, i, s->name_id[m], s->pid, st->v[m]);
+	}
+}
+
+/* One tick: every GPU, FAST tier, and SLOW tier when @slow. */
+static void sample_once(struct nvml_sampler *s, int slow)
+{
+	unsigned tiers = NVML_TIER_FAST | (slow ? NVML_TIER_SLOW : 0);
+	struct nvml_sample smp;
+
+	for (unsigned i = 0; i < s->n->sys.ngpus; i++) {
+		if (nvml_sample(s->n, i, tiers, &smp))
+			continue;
+		for (unsigned m = 0; m < NVML_M__COUNT; m++) {
+			if (!smp.valid[m] || !(nvml_metric_info(m)->tier & tiers))
+				continue;
+			put_metric(s, smp.mono_ns, i, s->name_id[m], s->pid, smp.v[m]);
+		}
+		if (smp.valid[NVML_M_PROCESSES])
+			for (unsigned k = 0; k < smp.nproc; k++)
+				if (smp.proc[k].used_bytes != UINT64_MAX)
+					put_metric(s, smp.mono_ns, i, s->proc_mem_id, smp.proc[k].pid,
+						   (double)smp.proc[k].used_bytes);
+	}
+}
+
+static void *sampler_main(void *arg)
+{
+	struct nvml_sampler *s = arg;
+	uint64_t period = 1000000000ull / s->hz;
+	uint64_t next = now_mono_ns(), last_flush = next;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		uint64_t now;
+
+		pthread_mutex_unlock(&s->lock);
+		sample_once(s, s->ticks % s->hz == 0);
+		s->ticks++;
+		now = now_mono_ns();
+		if (now - last_flush >= SAMPLER_FLUSH_NS) {
+			if (trace_builder_flush(&s->b))
+				s->failed = 1;
+			last_flush = now;
+		}
+		next += period;
+		if (next < now) /* fell behind (a slow call): skip, do not burst */
+			next = now + period;
+		pthread_mutex_lock(&s->lock);
+		while (!s->stop) {
+			struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
+			int rc = pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+			if (rc == ETIMEDOUT)
+				break;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
 
 struct nvml_sampler *nvml_sampler_start(const char *path, unsigned hz, char *why, size_t whylen)
 {
-	(void)path;
-	(void)hz;
-	snprintf(why, whylen, "GPU metrics are not implemented in this build");
-	return NULL;
+	struct nvml_sampler *s;
+	pthread_condattr_t ca;
+	struct nvml *n;
+	const char *env;
+	double budget;
+
+	if (hz == 0 || hz > SAMPLER_MAX_HZ) {
+		snprintf(why, whylen, "GPU metric rate %u Hz is outside 1..%d", hz, SAMPLER_MAX_HZ);
+		return NULL;
+	}
+	n = nvml_open(getenv("GPUSCOPE_NVML_REPLAY"), why, whylen);
+	if (!n)
+		return NULL;
+	budget = SAMPLER_CPU_BUDGET;
+	if ((env = getenv("GPUSCOPE_GPU_METRICS_BUDGET")) && *env)
+		budget = atof(env) / 100.0;
+	nvml_set_budget(n, budget, hz);
+	s = xcalloc(1, sizeof(*s));
+	s->n = n;
+	s->hz = hz;
+	s->pid = (uint32_t)getpid();
+	if (trace_builder_open(&s->b, path, 1, 0)) {
+		snprintf(why, whylen, "cannot create '%s'", path);
+		nvml_close(n);
+		free(s);
+		return NULL;
+	}
+	for (unsigned m = 0; m < NVML_M__COUNT; m++)
+		s->name_id[m] = trace_builder_str(&s->b, nvml_metric_info(m)->name);
+	s->proc_mem_id = trace_builder_str(&s->b, "process_mem_bytes");
+	put_devices(s);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&s->thread, NULL, sampler_main, s)) {
+		snprintf(why, whylen, "cannot start the GPU metric thread");
+		trace_builder_close(&s->b, 0);
+		pthread_cond_destroy(&s->cond);
+		pthread_mutex_destroy(&s->lock);
+		nvml_close(n);
+		free(s);
+		return NULL;
+	}
+	return s;
 }
 
 int nvml_sampler_stop(struct nvml_sampler *s)
 {
-	(void)s;
-	return 0;
+	int ret;
+
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	s->stop = 1;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	sample_once(s, 1); /* the state at the end */
+	ret = trace_builder_close(&s->b, 0);
+	if (s->failed)
+		ret = -1;
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	nvml_close(s->n);
+	free(s);
+	return ret;
 }

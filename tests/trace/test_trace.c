@@ -240,7 +240,11 @@ static void test_unknown_chunks_and_entries_skipped(void)
 	k.start = 10;
 	k.end = 20;
 	trace_buf_add(&buf, TRACE_EV_KERNEL, &k, 40);       /* an older, shorter kernel record */
-	trace_buf_add(&buf, TRACE_EV_KERNEL, &k, sizeof(k) + 16); /* a newer, longer one */
+	{
+		unsigned char longer[sizeof(k) + 16] = { 0 }; /* a newer, longer record */
+		memcpy(longer, &k, sizeof(k));
+		trace_buf_add(&buf, TRACE_EV_KERNEL, longer, sizeof(longer));
+	}
 	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 0, buf.data, buf.len, 1) == 0);
 	CHECK(trace_writer_close(&w, 0) == 0);
 	trace_buf_release(&buf);

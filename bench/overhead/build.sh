@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Build the floor tracer (floor.so) next to the gpuscope build: build.sh [BUILD_DIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-$here/../../build}/bench
+cuda=${CUDA_ROOT:-/usr/local/cuda}
+mkdir -p "$out"
+gcc -O2 -shared -fPIC -Wall -Wextra -o "$out/floor.so" "$here/floor.c" -I"$cuda/include" \
+	-L"$cuda/targets/x86_64-linux/lib" -lcupti -Wl,-rpath,"$cuda/targets/x86_64-linux/lib"
+echo "$out/floor.so"

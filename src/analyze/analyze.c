@@ -1,0 +1,559 @@
+/*
+ * analyze.c - analyze_run(): thresholds, the analysed window, steps, the
+ * summary, and the findings list the rules fill.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small helpers the rules share ---- */
+
+double az_div(double a, double b)
+{
+	double r;
+
+	if (b == 0)
+		return 0;
+	r = a / b;
+	return isfinite(r) ? r : 0;
+}
+
+int az_in_win(const struct az_ctx *c, uint64_t t)
+{
+	size_t lo = 0, hi = c->win.n;
+
+	if (t < c->lo || t >= c->hi)
+		return 0;
+	if (c->win.n <= 1)
+		return 1;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->win.v[mid].end <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->win.n && c->win.v[lo].start <= t;
+}
+
+uint64_t az_win_overlap(const struct az_ctx *c, uint64_t a, uint64_t b)
+{
+	if (b <= a)
+		return 0;
+	if (c->win.n <= 1) {
+		uint64_t s = a > c->lo ? a : c->lo, e = b < c->hi ? b : c->hi;
+		return e > s ? e - s : 0;
+	}
+	return ivset_overlap((struct interval_set *)&c->win, a, b);
+}
+
+double az_rel_s(const struct az_ctx *c, uint64_t t)
+{
+	return t >= c->t0 ? (double)(t - c->t0) / 1e9 : -(double)(c->t0 - t) / 1e9;
+}
+
+void az_fmt_window(const struct az_ctx *c, struct strbuf *sb, const struct interval *iv)
+{
+	strbuf_addf(sb, "%.6f-%.6f s", az_rel_s(c, iv->start), az_rel_s(c, iv->end));
+}
+
+const char *az_pct(char *buf, size_t n, double frac)
+{
+	if (!isfinite(frac))
+		frac = 0;
+	snprintf(buf, n, "%.1f%%", frac * 100);
+	return buf;
+}
+
+int az_severity(double gain)
+{
+	return gain >= 0.20 ? SEV_CRITICAL : gain >= 0.05 ? SEV_WARNING : SEV_INFO;
+}
+
+static double clamp01(double g)
+{
+	if (!isfinite(g) || g < 0)
+		return 0;
+	return g > 1 ? 1 : g;
+}
+
+struct finding *az_add(struct az_ctx *c, const char *id, int severity, double gain,
+		       const char *title, const char *formula, const char *evidence,
+		       const char *recommendation, const struct interval *where, size_t nwhere)
+{
+	struct analyze_result *r = c->r;
+	struct finding *f;
+
+	ALLOC_GROW(r->findings, r->n + 1, r->alloc);
+	f = &r->findings[r->n++];
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	f->title = xstrdup(title ? title : id);
+	f->severity = severity;
+	f->gain = clamp01(gain);
+	f->gain_formula = xstrdup(formula ? formula : "");
+	f->evidence = xstrdup(evidence ? evidence : "");
+	f->recommendation = xstrdup(recommendation ? recommendation : "");
+	if (where && nwhere) {
+		f->where = xmalloc(nwhere * sizeof(*where));
+		memcpy(f->where, where, nwhere * sizeof(*where));
+		f->nwhere = nwhere;
+	}
+	return f;
+}
+
+void az_note(struct az_ctx *c, const char *fmt, ...)
+{
+	struct analyze_result *r = c->r;
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < r->nnotes; i++) {
+		if (!strcmp(r->notes[i], sb.buf)) {
+			strbuf_release(&sb);
+			return;
+		}
+	}
+	ALLOC_GROW(r->notes, r->nnotes + 1, r->alloc_notes);
+	r->notes[r->nnotes++] = sb.buf ? sb.buf : xstrdup("");
+}
+
+/* ---- rules table access and thresholds ---- */
+
+const struct az_rule *az_rule_find(const char *id)
+{
+	for (size_t i = 0; i < az_nrules; i++)
+		if (!strcmp(az_rules[i].id, id))
+			return &az_rules[i];
+	return NULL;
+}
+
+const char *const *analyze_rule_ids(void)
+{
+	static const char *ids[64];
+
+	if (!ids[0])
+		for (size_t i = 0; i < az_nrules && i + 1 < ARRAY_SIZE(ids); i++)
+			ids[i] = az_rules[i].id;
+	return ids;
+}
+
+double az_param(const struct az_ctx *c, const struct az_rule *rule, const char *key)
+{
+	size_t ri, k;
+
+	if (!rule)
+		BUG("no rule for threshold '%s'", key);
+	ri = (size_t)(rule - az_rules);
+	for (k = 0; rule->params[k].key; k++)
+		if (!strcmp(rule->params[k].key, key))
+			return c->params[ri * AZ_MAX_PARAMS + k];
+	BUG("rule '%s' has no threshold '%s'", rule->id, key);
+}
+
+static int resolve_params(struct az_ctx *c)
+{
+	c->params = xcalloc(az_nrules * AZ_MAX_PARAMS, sizeof(double));
+	for (size_t ri = 0; ri < az_nrules; ri++)
+		for (size_t k = 0; az_rules[ri].params[k].key; k++) {
+			if (k >= AZ_MAX_PARAMS)
+				BUG("rule '%s' has too many thresholds", az_rules[ri].id);
+			c->params[ri * AZ_MAX_PARAMS + k] = az_rules[ri].params[k].def;
+		}
+	for (const char *const *s = c->o ? c->o->set : NULL; s && *s; s++) {
+		const char *dot = strchr(*s, '.'), *eq = strchr(*s, '=');
+		char rule[64], key[64], *end;
+		const struct az_rule *r;
+		double v;
+		size_t k;
+
+		if (!dot || !eq || eq < dot || (size_t)(dot - *s) >= sizeof(rule) ||
+		    (size_t)(eq - dot - 1) >= sizeof(key))
+			return error("bad threshold '%s': expected rule.key=value", *s);
+		memcpy(rule, *s, (size_t)(dot - *s));
+		rule[dot - *s] = 0;
+		memcpy(key, dot + 1, (size_t)(eq - dot - 1));
+		key[eq - dot - 1] = 0;
+		if (!(r = az_rule_find(rule)))
+			return error("unknown rule '%s' in '%s' (see docs/rules.md)", rule, *s);
+		for (k = 0; r->params[k].key; k++)
+			if (!strcmp(r->params[k].key, key))
+				break;
+		if (!r->params[k].key)
+			return error("rule '%s' has no threshold '%s' (see docs/rules.md)", rule, key);
+		v = strtod(eq + 1, &end);
+		if (end == eq + 1 || *end || !isfinite(v) || v < 0)
+			return error("bad value in '%s': expected a number >= 0", *s);
+		c->params[(size_t)(r - az_rules) * AZ_MAX_PARAMS + k] = v;
+	}
+	return 0;
+}
+
+/* ---- the window ---- */
+
+/* "ProfilerStep#12" -> "profilerstep": lower case, trailing digits/#/_/space cut. */
+static void strip_name(const char *s, char *out, size_t n)
+{
+	size_t i, len;
+
+	for (i = 0; s[i] && i + 1 < n; i++)
+		out[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
+	out[i] = 0;
+	len = i;
+	while (len && ((out[len - 1] >= '0' && out[len - 1] <= '9') || out[len - 1] == '#' ||
+		       out[len - 1] == '_' || out[len - 1] == ' ' || out[len - 1] == '-'))
+		out[--len] = 0;
+}
+
+static int name_matches(const char *name, const char *want)
+{
+	char a[128], b[128];
+
+	if (!strcmp(name, want))
+		return 1;
+	strip_name(name, a, sizeof(a));
+	strip_name(want, b, sizeof(b));
+	return b[0] && !strcmp(a, b);
+}
+
+static int build_window(struct az_ctx *c)
+{
+	const struct model *m = c->m;
+	const struct analyze_opts *o = c->o;
+
+	c->t0 = m->t_min;
+	if (o && o->nvtx) {
+		for (size_t i = 0; i < m->nvtx.n; i++) {
+			const struct trace_nvtx_range *r = &m->nvtx.v[i];
+			if (r->end > r->start && name_matches(model_str(m, r->name_id), o->nvtx))
+				ivset_add(&c->win, r->start, r->end);
+		}
+		if (!c->win.n)
+			return error("no NVTX range named '%s' in '%s'", o->nvtx,
+				     m->path ? m->path : "the input");
+		if (o->start || o->end) {
+			struct interval_set cut = { 0 }, w2 = { 0 };
+			ivset_add(&cut, o->start, o->end ? o->end : UINT64_MAX);
+			ivset_normalize(&c->win);
+			for (size_t i = 0; i < c->win.n; i++) {
+				uint64_t s = c->win.v[i].start > cut.v[0].start ? c->win.v[i].start : cut.v[0].start;
+				uint64_t e = c->win.v[i].end < cut.v[0].end ? c->win.v[i].end : cut.v[0].end;
+				ivset_add(&w2, s, e);
+			}
+			ivset_release(&cut);
+			ivset_release(&c->win);
+			c->win = w2;
+		}
+	} else {
+		uint64_t lo = UINT64_MAX, hi = 0;
+		if (m->kernels.n && m->kernels.v[0].start < lo)
+			lo = m->kernels.v[0].start;
+		if (m->memcpys.n && m->memcpys.v[0].start < lo)
+			lo = m->memcpys.v[0].start;
+		if (m->memsets.n && m->memsets.v[0].start < lo)
+			lo = m->memsets.v[0].start;
+		for (size_t i = 0; i < m->kernels.n; i++)
+			if (m->kernels.v[i].end > hi)
+				hi = m->kernels.v[i].end;
+		for (size_t i = 0; i < m->memcpys.n; i++)
+			if (m->memcpys.v[i].end > hi)
+				hi = m->memcpys.v[i].end;
+		for (size_t i = 0; i < m->memsets.n; i++)
+			if (m->memsets.v[i].end > hi)
+				hi = m->memsets.v[i].end;
+		if (lo == UINT64_MAX || hi <= lo) { /* no GPU work: the report's span */
+			lo = m->t_min;
+			hi = m->t_max;
+		}
+		if (o && (o->start || o->end)) {
+			lo = o->start;
+			hi = o->end ? o->end : (m->t_max > lo ? m->t_max : lo);
+		}
+		if (hi > lo)
+			ivset_add(&c->win, lo, hi);
+	}
+	ivset_normalize(&c->win);
+	if (c->win.n) {
+		c->lo = c->win.v[0].start;
+		c->hi = c->win.v[c->win.n - 1].end;
+		c->wall_ns = ivset_total(&c->win);
+	}
+	return 0;
+}
+
+/* ---- steps ---- */
+
+static int cmp_u64p(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static uint64_t median_u64(uint64_t *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64p);
+	return v[n / 2];
+}
+
+static int is_step_name(const char *name)
+{
+	static const char *const names[] = {
+		"profilerstep", "step", "train_step", "train step", "training_step", "train",
+		"iteration", "iter", "train_iter", "training step",
+	};
+	char s[128];
+
+	strip_name(name, s, sizeof(s));
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i]))
+			return 1;
+	return 0;
+}
+
+static void find_steps(struct az_ctx *c)
+{
+	const struct model *m = c->m;
+	const char *want = c->o ? c->o->step : NULL;
+	const struct az_rule *rs = az_rule_find("gpu-starvation");
+	struct interval *st = NULL;
+	size_t n = 0, alloc = 0;
+	uint32_t name_id = 0;
+	char *label = NULL;
+
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		const struct trace_nvtx_range *r = &m->nvtx.v[i];
+		const char *nm = model_str(m, r->name_id);
+		if (r->end <= r->start || !az_in_win(c, r->start))
+			continue;
+		if (want ? !name_matches(nm, want) : !is_step_name(nm))
+			continue;
+		if (!want && n && !name_matches(nm, model_str(m, name_id)))
+			continue; /* auto: stay with the first step-like name */
+		if (!n)
+			name_id = r->name_id;
+		if (n && st[n - 1].start < r->end && r->start < st[n - 1].end)
+			continue; /* nested or overlapping instance (another thread) */
+		ALLOC_GROW(st, n + 1, alloc);
+		st[n].start = r->start;
+		st[n++].end = r->end;
+	}
+	if (want && !n)
+		az_note(c, "no NVTX range named '%s' in the window: steps not known", want);
+	if (n >= 2) {
+		uint64_t *d = xmalloc((n - 1) * sizeof(*d));
+		for (size_t i = 1; i < n; i++)
+			d[i - 1] = st[i].start - st[i - 1].start;
+		c->step_period_s = (double)median_u64(d, n - 1) / 1e9;
+		free(d);
+		c->steps = st;
+		c->nsteps_nvtx = n;
+		c->nsteps = n;
+		label = xstrfmt("NVTX range '%s' (%zu instances)", model_str(m, name_id), n);
+		c->step_source = label;
+		return;
+	}
+	free(st);
+	/* periodic idle gaps: the sawtooth of a training loop */
+	if (c->ngaps >= 5) {
+		uint64_t min_len = (uint64_t)(az_param(c, rs, "period_min_gap_us") * 1e3), maxlen = 0;
+		uint64_t *d, prev = 0, best_busy = 0;
+		size_t nd = 0, near = 0, unit = 0;
+		uint64_t p;
+		for (size_t i = 0; i < c->nunits; i++)
+			if (c->units[i].busy_ns > best_busy) {
+				best_busy = c->units[i].busy_ns;
+				unit = i;
+			}
+		for (size_t i = 0; i < c->ngaps; i++)
+			if (c->gaps[i].len > maxlen)
+				maxlen = c->gaps[i].len;
+		if (maxlen / 4 > min_len)
+			min_len = maxlen / 4;
+		d = xmalloc(c->ngaps * sizeof(*d));
+		for (size_t i = 0; i < c->ngaps; i++) {
+			if (c->gaps[i].len < min_len || c->gaps[i].unit != unit)
+				continue;
+			if (prev)
+				d[nd++] = c->gaps[i].start - prev;
+			prev = c->gaps[i].start;
+		}
+		if (nd >= 4) {
+			uint64_t *cp = xmalloc(nd * sizeof(*cp));
+			memcpy(cp, d, nd * sizeof(*cp));
+			p = median_u64(cp, nd);
+			free(cp);
+			for (size_t i = 0; i < nd; i++)
+				if (d[i] * 100 >= p * 85 && d[i] * 100 <= p * 115)
+					near++;
+			if (p && near * 10 >= nd * 7) {
+				c->step_period_s = (double)p / 1e9;
+				c->nsteps = (uint64_t)((double)c->wall_ns / (double)p + 0.5);
+				c->step_source = xstrfmt("periodic idle gaps (%zu of %zu intervals within 15%% of the median)",
+							 near, nd);
+			}
+		}
+		free(d);
+	}
+}
+
+/* ---- what the input is ---- */
+
+static int detect_pytorch(const struct model *m)
+{
+	if (m->format && !strcmp(m->format, "kineto"))
+		return 1;
+	for (size_t i = 0; i < m->procs.n; i++) {
+		if (strstr(model_str(m, m->procs.v[i].cmdline_id), "python") ||
+		    strstr(model_str(m, m->procs.v[i].exe_id), "python"))
+			return 1;
+	}
+	for (uint32_t i = 0; i < m->str.nr; i++) {
+		const char *s = m->str.str[i];
+		if (strstr(s, "at::native") || strstr(s, "aten::") || strstr(s, "at::cuda") ||
+		    strstr(s, "ProfilerStep#") || strstr(s, "c10::"))
+			return 1;
+	}
+	return 0;
+}
+
+static void input_notes(struct az_ctx *c)
+{
+	const struct model *m = c->m;
+	uint64_t drops = 0;
+
+	if (!(m->has & MODEL_HAS_CUDA))
+		az_note(c, "the input has no CUDA data (no kernels, copies or API calls): "
+			"only CPU-side facts can be shown; record with --trace=cuda");
+	else if (!c->has_gpu)
+		az_note(c, "no GPU activity in the analysed window");
+	if (c->has_gpu && !(m->has & MODEL_HAS_API))
+		az_note(c, "no CUDA API records: idle gaps are attributed to each process's "
+			"busiest thread, synchronisation and launch costs cannot be measured");
+	if (c->has_gpu && !(m->has & MODEL_HAS_OSRT))
+		az_note(c, "no OS-runtime records: I/O, locks and sleeps cannot be told apart from "
+			"CPU work (record with --trace=osrt)");
+	for (size_t i = 0; i < TRACE_DROP__COUNT; i++)
+		drops += m->drops[i];
+	if (drops)
+		az_note(c, "%llu records were dropped while recording: figures are lower bounds",
+			(unsigned long long)drops);
+	for (size_t i = 0; i < m->nr_warnings; i++)
+		az_note(c, "%s", m->warnings[i]);
+}
+
+static void summary(struct az_ctx *c)
+{
+	struct analyze_summary *s = &c->r->summary;
+	uint64_t *len;
+
+	s->wall_s = (double)c->wall_ns / 1e9;
+	if (c->has_gpu && c->unit_wall_ns) {
+		s->gpu_busy = az_div((double)c->busy_ns, (double)c->unit_wall_ns);
+		if (s->gpu_busy > 1)
+			s->gpu_busy = 1;
+		s->gpu_idle = 1 - s->gpu_busy;
+	} else {
+		s->gpu_busy = s->gpu_idle = -1;
+	}
+	s->step_period_s = c->step_period_s;
+	s->step_source = c->step_source ? xstrdup(c->step_source) : NULL;
+	s->gaps = c->ngaps;
+	if (c->ngaps) {
+		len = xmalloc(c->ngaps * sizeof(*len));
+		for (size_t i = 0; i < c->ngaps; i++)
+			len[i] = c->gaps[i].len;
+		s->gap_median_s = (double)median_u64(len, c->ngaps) / 1e9;
+		free(len);
+	}
+}
+
+static int cmp_finding(const void *pa, const void *pb)
+{
+	const struct finding *a = pa, *b = pb;
+
+	if (a->gain != b->gain)
+		return a->gain > b->gain ? -1 : 1;
+	if (a->severity != b->severity)
+		return b->severity - a->severity;
+	return strcmp(a->id, b->id);
+}
+
+int analyze_run(const struct model *m, const struct analyze_opts *o, struct analyze_result *r)
+{
+	struct az_ctx c;
+	int ret = 0;
+
+	memset(r, 0, sizeof(*r));
+	memset(&c, 0, sizeof(c));
+	c.m = m;
+	c.o = o;
+	c.r = r;
+	if (resolve_params(&c) < 0 || build_window(&c) < 0) {
+		ret = -1;
+		goto out;
+	}
+	c.api_class = xcalloc(m->str.nr + 1, sizeof(uint32_t));
+	for (uint32_t i = 0; i < m->str.nr; i++)
+		c.api_class[i] = API_OTHER;
+	{
+		uint32_t prev = UINT32_MAX;
+		uint8_t *seen = xcalloc(m->str.nr + 1, 1);
+		for (size_t i = 0; i < m->api.n; i++) {
+			uint32_t id = m->api.v[i].name_id;
+			if (id == prev || id >= m->str.nr || seen[id])
+				continue;
+			seen[id] = 1;
+			prev = id;
+			c.api_class[id] = (uint32_t)az_api_class(model_str(m, id));
+		}
+		free(seen);
+	}
+	c.pytorch = detect_pytorch(m);
+	az_build_timeline(&c);
+	c.unit_wall_ns = 0;
+	for (size_t i = 0; i < c.nunits; i++)
+		if (c.units[i].has_work)
+			c.unit_wall_ns += c.wall_ns;
+	find_steps(&c);
+	summary(&c);
+	input_notes(&c);
+	for (size_t i = 0; i < az_nrules; i++)
+		az_rules[i].run(&c, &az_rules[i]);
+	qsort(r->findings, r->n, sizeof(*r->findings), cmp_finding);
+out:
+	az_release_timeline(&c);
+	ivset_release(&c.win);
+	free(c.params);
+	free(c.api_class);
+	free(c.kclass);
+	free(c.steps);
+	free(c.step_source);
+	if (ret < 0)
+		analyze_result_release(r);
+	return ret;
+}
+
+void analyze_result_release(struct analyze_result *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->findings[i].title);
+		free(r->findings[i].gain_formula);
+		free(r->findings[i].evidence);
+		free(r->findings[i].recommendation);
+		free(r->findings[i].where);
+	}
+	free(r->findings);
+	for (size_t i = 0; i < r->nnotes; i++)
+		free(r->notes[i]);
+	free(r->notes);
+	free(r->summary.step_source);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,93 @@
+/*
+ * rule_alloc.c - allocation-churn: device memory allocated and freed in the
+ * steady state (after the first step, or after the first
+ * allocation-churn.warmup_share of the window without NVTX steps).
+ *
+ * cudaMalloc is slow (tens of us to ms) and cudaFree synchronises the
+ * device, so a loop that allocates leaves the GPU idle.  Gain: the idle time
+ * timeline.c attributed to allocation calls (inside them, or after a free
+ * that drained the GPU) / analysed GPU time; caching or pool allocation
+ * removes it.
+ */
+#include "internal.h"
+
+void rule_alloc(struct az_ctx *c, const struct az_rule *self)
+{
+	const struct model *m = c->m;
+	uint64_t steady, nalloc = 0, nfree = 0, api_ns = 0, nrow_alloc = 0, nrow_free = 0, bytes = 0;
+	struct az_tally names = { 0 };
+	struct strbuf ev = STRBUF_INIT;
+	struct interval where[3];
+	size_t nw = 0;
+	char b1[64], b2[64];
+	double gain;
+	int t;
+
+	if (!c->wall_ns)
+		return;
+	steady = c->nsteps_nvtx >= 2 ? c->steps[0].end
+		: c->lo + (uint64_t)((double)c->wall_ns * az_param(c, self, "warmup_share"));
+	for (size_t i = 0; i < m->api.n; i++) {
+		const struct trace_api *a = &m->api.v[i];
+		int cls = c->api_class[a->name_id];
+		uint64_t d;
+		if ((cls != API_ALLOC && cls != API_FREE) || a->start < steady || !az_in_win(c, a->start))
+			continue;
+		d = a->end > a->start ? a->end - a->start : 0;
+		if (cls == API_ALLOC)
+			nalloc++;
+		else
+			nfree++;
+		api_ns += d;
+		az_tally_add(&names, a->name_id, d);
+	}
+	for (size_t i = 0; i < m->memory.n; i++) {
+		const struct trace_memory *x = &m->memory.v[i];
+		if (x->time < steady || !az_in_win(c, x->time))
+			continue;
+		if (x->op == TRACE_MEM_ALLOC) {
+			nrow_alloc++;
+			bytes += x->bytes;
+		} else if (x->op == TRACE_MEM_FREE) {
+			nrow_free++;
+		}
+	}
+	if (nalloc + nfree < (uint64_t)az_param(c, self, "min_count") &&
+	    nrow_alloc + nrow_free < (uint64_t)az_param(c, self, "min_count"))
+		return;
+	gain = az_div((double)c->cause[CAUSE_ALLOC].ns, (double)c->unit_wall_ns);
+	if (gain < az_param(c, self, "min_gain"))
+		return;
+	strbuf_addf(&ev, "in the steady state (from %.6f s): %llu allocation and %llu free calls, %s inside them",
+		    az_rel_s(c, steady), (unsigned long long)nalloc, (unsigned long long)nfree,
+		    fmt_duration(b1, sizeof(b1), (double)api_ns));
+	if (c->nsteps)
+		strbuf_addf(&ev, "; %.1f per step", (double)(nalloc + nfree) / (double)c->nsteps);
+	strbuf_addch(&ev, '\n');
+	if (nrow_alloc + nrow_free)
+		strbuf_addf(&ev, "allocation records: %llu allocations (%s), %llu frees\n",
+			    (unsigned long long)nrow_alloc, fmt_bytes(b2, sizeof(b2), (double)bytes),
+			    (unsigned long long)nrow_free);
+	if ((t = az_tally_top(&names)) >= 0)
+		strbuf_addf(&ev, "most time in %s (%s)\n", model_str(m, (uint32_t)names.key[t]),
+			    fmt_duration(b1, sizeof(b1), (double)names.ns[t]));
+	strbuf_addstr(&ev, "GPU idle because of them: ");
+	az_describe_cause(c, CAUSE_ALLOC, &ev);
+	strbuf_addch(&ev, '\n');
+	for (int k = 0; k < 3; k++)
+		if (c->cause[CAUSE_ALLOC].big[k].end > c->cause[CAUSE_ALLOC].big[k].start)
+			where[nw++] = c->cause[CAUSE_ALLOC].big[k];
+	az_add(c, "allocation-churn", az_severity(gain), gain,
+	       "Device memory allocated and freed inside the loop",
+	       "GPU idle time while the launching thread was inside allocation/free calls or right after a free that "
+	       "drained the GPU, divided by the analysed GPU time; allocating once or from a pool removes it",
+	       ev.buf,
+	       c->pytorch
+	       ? "PyTorch's caching allocator normally hides cudaMalloc/cudaFree: remove torch.cuda.empty_cache() from the "
+		 "loop, unset PYTORCH_NO_CUDA_MEMORY_CACHING, avoid ever-changing tensor shapes (pad or bucket them), and "
+		 "try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation"
+	       : "Allocate buffers once before the loop and reuse them, or use stream-ordered allocation "
+		 "(cudaMallocAsync/cudaFreeAsync with a memory pool whose release threshold keeps memory cached)",
+	       where, nw);
+	strbuf_release(&ev);
+}

@@ -1,0 +1,95 @@
+/*
+ * rule_tensor_cores.c - tensor-cores-unused: GEMM and convolution kernels
+ * whose names show a non-tensor-core path (sgemm, ffma, simt ...) taking a
+ * large share of GPU time.
+ *
+ * A kernel is GEMM-like when its name holds gemm, matmul, conv..., xmma,
+ * cutlass, cublas; it is a tensor-core kernel when the name also holds a
+ * tensor-core data type or instruction (tf32, bf16, f16, hmma, wgmma, gmma,
+ * imma, tensorop, 16816, 1688 ...).  Gain: non-tensor-core GEMM time x
+ * (1 - 1 / tensor-cores-unused.speedup) / analysed GPU time.  GPM tensor
+ * activity, when the report has it, is shown as evidence.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
+{
+	const struct model *m = c->m;
+	double speedup = az_param(c, self, "speedup");
+	uint64_t gemm = 0, tc = 0, non = 0, nnon = 0;
+	struct az_tally names = { 0 };
+	struct strbuf ev = STRBUF_INIT;
+	struct interval where[3];
+	size_t nw = 0;
+	double gain, tsum = 0;
+	uint64_t tn = 0;
+	char b1[64], b2[64], b3[64];
+
+	if (!c->has_gpu || speedup <= 1)
+		return;
+	for (size_t i = 0; i < m->kernels.n; i++) {
+		const struct trace_kernel *k = &m->kernels.v[i];
+		unsigned cls;
+		uint64_t d;
+		if (!az_in_win(c, k->start))
+			continue;
+		cls = az_kernel_class(c, k->name_id);
+		if (!(cls & KC_GEMM))
+			continue;
+		d = k->end > k->start ? k->end - k->start : 0;
+		gemm += d;
+		if (cls & KC_TC) {
+			tc += d;
+			continue;
+		}
+		non += d;
+		nnon++;
+		az_tally_add(&names, k->name_id, d);
+		if (nw < 3)
+			where[nw++] = (struct interval){ k->start, k->end > k->start ? k->end : k->start + 1 };
+	}
+	if (!non || az_div((double)non, (double)c->busy_ns) < az_param(c, self, "min_share"))
+		return;
+	gain = az_div((double)non * (1 - 1 / speedup), (double)c->unit_wall_ns);
+	if (gain < az_param(c, self, "min_gain"))
+		return;
+	strbuf_addf(&ev, "GEMM/convolution kernels: %s, of which %s (%llu launches, %.0f%% of GPU busy time) on "
+		    "non-tensor-core paths and %s on tensor cores\n",
+		    fmt_duration(b1, sizeof(b1), (double)gemm), fmt_duration(b2, sizeof(b2), (double)non),
+		    (unsigned long long)nnon, az_div((double)non, (double)c->busy_ns) * 100,
+		    fmt_duration(b3, sizeof(b3), (double)tc));
+	for (size_t shown = 0; shown < 3 && shown < names.n; shown++) {
+		int t = az_tally_top(&names);
+		if (t < 0 || !names.ns[t])
+			break;
+		strbuf_addf(&ev, "non-tensor-core kernel: %s (%s)\n", model_str(m, (uint32_t)names.key[t]),
+			    fmt_duration(b1, sizeof(b1), (double)names.ns[t]));
+		names.ns[t] = 0; /* shown: the next top is the next largest */
+	}
+	for (size_t i = 0; i < m->metrics.n; i++) {
+		const struct trace_metric *x = &m->metrics.v[i];
+		if (az_in_win(c, x->time) && strstr(model_str(m, x->name_id), "tensor")) {
+			tsum += x->value;
+			tn++;
+		}
+	}
+	if (tn)
+		strbuf_addf(&ev, "sampled tensor-core activity: mean %.3g over %llu samples\n", tsum / (double)tn,
+			    (unsigned long long)tn);
+	az_add(c, "tensor-cores-unused", az_severity(gain), gain,
+	       "Matrix multiplies/convolutions run without tensor cores",
+	       "non-tensor-core GEMM/convolution kernel time x (1 - 1/speedup) / analysed GPU time, speedup = "
+	       "tensor-cores-unused.speedup (TF32/BF16 tensor cores vs FP32 SIMT)",
+	       ev.buf,
+	       c->pytorch
+	       ? "Let FP32 matmuls use TF32 tensor cores (torch.set_float32_matmul_precision(\"high\"), "
+		 "torch.backends.cudnn.allow_tf32 = True) or run the model in mixed precision (torch.autocast(\"cuda\", "
+		 "dtype=torch.bfloat16)); keep matrix dimensions multiples of 8 (16 for FP8)"
+	       : "Use tensor-core GEMMs: cublasGemmEx/cublasLt with CUBLAS_COMPUTE_32F_FAST_TF32 (or "
+		 "cublasSetMathMode(CUBLAS_TF32_TENSOR_OP_MATH)), or BF16/FP16 inputs with FP32 accumulation; "
+		 "cuDNN: CUDNN_TENSOR_OP_MATH; dimensions multiples of 8",
+	       where, nw);
+	strbuf_release(&ev);
+}

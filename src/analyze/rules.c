@@ -1,0 +1,105 @@
+/*
+ * rules.c - the one table of analysis rules.
+ *
+ * To add a rule: write src/analyze/rule_<name>.c with
+ * `void rule_<name>(struct az_ctx *c, const struct az_rule *self)`, declare it
+ * in internal.h, add a row below with its thresholds (each with the reason
+ * for its default), and document it in docs/rules.md.
+ */
+#include "internal.h"
+
+#define MIN_GAIN { "min_gain", 0.02, "findings under 2% of wall time are within run-to-run noise of real training steps (GPU-MACHINE.md: 28.7-34.3 ms for one ResNet-50 step)" }
+
+static const struct az_param p_starvation[] = {
+	{ "min_gap_us", 5, "gaps shorter than 5 us are the GPU's own spacing between queued kernels (1-3 us on Hopper), not starvation" },
+	{ "sync_tolerance_us", 50, "a blocked thread wakes a few us after the GPU drains; 50 us also covers CPU/GPU clock skew" },
+	{ "period_min_gap_us", 200, "step boundaries of training loops leave gaps of hundreds of us or more; shorter ones are launch jitter" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_launch[] = {
+	{ "short_kernel_us", 10, "a kernel shorter than the 5-10 us a CPU thread needs to launch one cannot keep the GPU busy" },
+	{ "max_gap_us", 100, "CPU pauses under 100 us between launches are framework dispatch (PyTorch eager: 10-50 us per op); longer ones are host work" },
+	{ "graph_gap_us", 1, "kernels replayed from a CUDA graph start about 1 us apart: the part of each gap a graph cannot remove" },
+	{ "min_short_share", 0.5, "launch-bound needs most kernels to be short (or launch time >= kernel time)" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_sync[] = {
+	{ "item_bytes", 1024, "a device-to-host copy of at most 1 KiB followed by a wait is a scalar read (.item(), a loss or a flag)" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_copies[] = {
+	{ "pinned_gbps", 0, "0 = measure the pinned bandwidth from this report's pinned copies of the same direction, else assume 25 GB/s (PCIe 4 x16 in practice)" },
+	{ "small_bytes", 65536, "under 64 KiB a PCIe copy costs mostly its fixed ~5-10 us; nsys's sync-copy rule also ignores small host-to-device copies" },
+	{ "min_small_count", 100, "a few small copies are normal; hundreds in the window are a pattern worth batching" },
+	{ "min_copy_bytes", 1048576, "copies of at least 1 MiB are worth overlapping with compute" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_comm[] = {
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_tensor[] = {
+	{ "speedup", 4, "TF32/BF16 tensor-core GEMMs run 4x or more faster than FP32 SIMT ones on Ampere/Hopper (peak ratio 7-15x; 4x is a conservative large-GEMM figure)" },
+	{ "min_share", 0.05, "non-tensor-core GEMM/convolution kernels must take at least 5% of GPU time to matter" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_underfill[] = {
+	{ "hot_share", 0.05, "only kernels that take at least 5% of GPU time are worth reshaping" },
+	{ "assumed_sms", 132, "SM count used when the report has no device row (H100/H200 have 132)" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_alloc[] = {
+	{ "min_count", 10, "a few allocations after warm-up happen in any program; ten or more are churn" },
+	{ "warmup_share", 0.1, "without NVTX steps, the first 10% of the window is warm-up, where allocations are expected" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_memory[] = {
+	{ "near_full", 0.9, "above 90% of device memory an allocator starts to fail or to free its cache and retry" },
+	{ "growth_share", 0.1, "live memory growing by 10% of its peak across the steady state, step after step, is a leak" },
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_throttle[] = {
+	{ "temp_c", 85, "NVIDIA data-centre GPUs start to slow their clocks for heat near 85-90 C" },
+	{ "clock_ratio", 0.9, "an SM clock under 90% of the maximum while the GPU is busy is a throttled clock, not power saving" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+const struct az_rule az_rules[] = {
+	{ "gpu-starvation", "GPU starved by the CPU", rule_starvation, p_starvation,
+	  "data-loading,gpu-starvation" },
+	{ "launch-bound", "Launch-bound: short kernels, empty GPU queue", rule_launch, p_launch,
+	  "launch-bound" },
+	{ "synchronization", "Blocking synchronisation followed by GPU idle time", rule_sync, p_sync,
+	  "synchronization" },
+	{ "copies", "Slow or serialised memory copies", rule_copies, p_copies,
+	  "pageable-copy,serial-copy,small-copies" },
+	{ "exposed-communication", "Communication not overlapped with compute", rule_comm, p_comm,
+	  "exposed-communication" },
+	{ "tensor-cores-unused", "GEMM/convolution kernels not using tensor cores", rule_tensor_cores,
+	  p_tensor, "tensor-cores-unused" },
+	{ "under-filled-launch", "Hot kernels with fewer blocks than SMs", rule_underfill, p_underfill,
+	  "under-filled-launch" },
+	{ "allocation-churn", "Device memory allocated and freed in the steady state", rule_alloc,
+	  p_alloc, "allocation-churn" },
+	{ "memory-pressure", "Device memory near capacity or growing", rule_memory, p_memory,
+	  "memory-pressure" },
+	{ "throttling", "GPU clocks throttled", rule_throttle, p_throttle, "throttling" },
+};
+const size_t az_nrules = ARRAY_SIZE(az_rules);

@@ -1,0 +1,1571 @@
+/*
+ * core.c - the collector's heart: configuration, per-thread buffers, the
+ * string table, the writer thread, and every way a process can end.
+ *
+ * Buffers.  One address range of max_buffer_bytes is reserved at start
+ * (MAP_NORESERVE: pages are only committed when written) and cut into
+ * blocks of buffer_bytes.  A thread appends entries (the on-disk
+ * struct trace_entry + record) to its current block and publishes them with
+ * a store-release of the block's `used`; a full block is marked RETIRED and
+ * the thread takes the next one.  When no block is free and the range is
+ * used up, records are dropped and counted (TRACE_DROP_BUFFER).
+ *
+ * Writer.  A background thread wakes every flush_ns, takes the writer lock
+ * (a spin word holding the owner's tid, so that a signal handler can take
+ * it too), copies every block's new bytes [flushed, used) into a staging
+ * buffer, writes them as zstd chunks into this process's part file, and
+ * frees retired blocks once written.  Only the lock holder touches
+ * `flushed`, the staging buffer and the part file.
+ *
+ * Ending.  return/exit() (destructor), _exit() (interposed) and exec
+ * (interposed) take the writer lock and write everything; fatal signals and
+ * SIGINT/SIGTERM write every block's unflushed bytes as raw chunks with
+ * write() only, then die with the default action.  fork() gives the child a
+ * new part file, started lazily at its first record, so that a child that
+ * only execs leaves no empty part behind.
+ */
+#include "internal.h"
+#include "../trace/trace.h"
+#include "../util/util.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct cl_config cl_config;
+_Atomic int cl_live;
+__thread int cl_guard_depth CL_TLS;
+
+
+__thread struct cl_thread *cl_self CL_TLS;
+
+/* Longest string kept (entries are at most 64 KiB). */
+#define CL_STR_MAX 4096
+
+/* ---- blocks ---- */
+
+enum { BLK_FREE = 0, BLK_ACTIVE = 1, BLK_RETIRED = 2 };
+
+struct cl_block {
+	unsigned char *data;
+	_Atomic size_t used;      /* committed bytes, store-release by the owner */
+	size_t flushed;           /* written bytes; writer lock holder only */
+	_Atomic int state;
+	struct cl_block *next_free;
+};
+
+static unsigned char *pool_base;
+static struct cl_block *blocks;
+static size_t nblocks_max;
+static _Atomic size_t nblocks_used;
+static struct cl_block *free_list;
+static _Atomic size_t nfree;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static _Atomic uint64_t drops[TRACE_DROP__COUNT];
+
+/* ---- threads ---- */
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cl_thread *reg_head;
+static pthread_key_t thread_key;
+
+/* ---- process, part file, writer ---- */
+
+static _Atomic uint32_t my_pid;
+static struct trace_writer part;
+static int part_open;
+_Atomic int cl_part_fd = -1;
+static unsigned part_seq;
+static int cl_zstd_level = 1;
+static _Atomic uint32_t wlock;          /* tid of the holder, 0 = free */
+static _Atomic int finished;            /* stream ended: nothing more is written */
+static _Atomic int child_pending;       /* 1: forked child, part not started; 2: starting */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t writer_th;
+static int writer_running;
+uint32_t cl_writer_tid;
+static unsigned char *stage;
+static size_t stage_len, stage_cap;
+static uint64_t drops_written[TRACE_DROP__COUNT];
+static uint64_t (*real_write_fn)(int, const void *, size_t);
+
+/* ---- strings ---- */
+
+struct istr {
+	uint64_t hash;
+	uint32_t len, id;
+	uint32_t gen;             /* stream generation it was last defined in */
+	char s[];
+};
+static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct istr **str_slots;
+static size_t str_nslots, str_n;
+static _Atomic uint32_t str_next_id = 1;
+static _Atomic uint32_t str_gen = 1;     /* bumped for every new stream */
+
+/* ---- capture ---- */
+
+static _Atomic int capture_on;
+static _Atomic int capture_done;
+static int timed;
+static uint64_t rec_from, rec_until = UINT64_MAX;
+static int edge_from_written, edge_until_written;
+
+/* Record types that are always written, whatever the capture state. */
+#define META_TYPES ((1u << TRACE_EV_STRING) | (1u << TRACE_EV_PROCESS) | (1u << TRACE_EV_THREAD) | \
+		    (1u << TRACE_EV_NAME) | (1u << TRACE_EV_DROPS) | (1u << TRACE_EV_CAPTURE) | \
+		    (1u << TRACE_EV_WARNING) | (1u << TRACE_EV_DEVICE))
+
+static uint32_t sys_gettid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/*
+ * The clock.  Reports use CLOCK_MONOTONIC.  clock_gettime() costs 20-70 ns
+ * here, two per NVTX range, so on x86-64 with the kernel's own clocksource
+ * on the TSC, cl_now() reads the TSC and converts it with a line that the
+ * writer thread keeps fitted to CLOCK_MONOTONIC (clk_calibrate(): the line
+ * stays continuous and its slope absorbs the measured error within one
+ * calibration interval, so the two clocks agree to well under 1 us).  Until
+ * the first fit (20 ms after start), and elsewhere, clock_gettime() it is.
+ * Parameters are published under a sequence lock; GPUSCOPE_CLOCK=monotonic
+ * turns the TSC path off.
+ */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define CL_HAVE_TSC 1
+static struct {
+	_Atomic uint32_t seq;
+	_Atomic uint64_t tsc, ns;   /* a point of the line */
+	_Atomic uint64_t mult;      /* ns per tick, 32.32 fixed point */
+} clk;
+static _Atomic int clk_on;      /* the line is published */
+static int clk_allowed;         /* TSC is the kernel's clocksource */
+static uint64_t cal_tsc, cal_ns; /* last calibration pair (writer only) */
+
+static inline uint64_t clk_convert(uint64_t t, uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
+{
+	int64_t d = (int64_t)(t - base_tsc);
+	__int128 x = (__int128)d * (__int128)mult;
+
+	return base_ns + (uint64_t)(int64_t)(x >> 32);
+}
+
+static inline uint64_t clk_now(void)
+{
+	uint32_t s;
+	uint64_t r;
+
+	do {
+		s = atomic_load_explicit(&clk.seq, memory_order_acquire);
+		r = clk_convert(__rdtsc(), atomic_load_explicit(&clk.tsc, memory_order_relaxed),
+				atomic_load_explicit(&clk.ns, memory_order_relaxed),
+				atomic_load_explicit(&clk.mult, memory_order_relaxed));
+		atomic_thread_fence(memory_order_acquire);
+	} while ((s & 1) || s != atomic_load_explicit(&clk.seq, memory_order_relaxed));
+	return r;
+}
+
+/* A (tsc, monotonic ns) pair, the tightest of three tries. */
+static void clk_pair(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 3; i++) {
+		uint64_t a = mono_ns(), t = __rdtsc(), b = mono_ns();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = t;
+			*ns = a + (b - a) / 2;
+		}
+	}
+}
+
+static void clk_publish(uint64_t tsc, uint64_t ns, uint64_t mult)
+{
+	atomic_fetch_add_explicit(&clk.seq, 1, memory_order_acq_rel);
+	atomic_store_explicit(&clk.tsc, tsc, memory_order_relaxed);
+	atomic_store_explicit(&clk.ns, ns, memory_order_relaxed);
+	atomic_store_explicit(&clk.mult, mult, memory_order_relaxed);
+	atomic_fetch_add_explicit(&clk.seq, 1, memory_order_release);
+}
+
+static void clk_init(void)
+{
+	char src[32] = "";
+	const char *env = getenv("GPUSCOPE_CLOCK");
+	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		      O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		ssize_t n = read(fd, src, sizeof(src) - 1);
+		src[n > 0 ? n : 0] = 0;
+		close(fd);
+	}
+	clk_allowed = !strncmp(src, "tsc", 3) && !(env && !strcmp(env, "monotonic"));
+	if (clk_allowed)
+		clk_pair(&cal_tsc, &cal_ns);
+}
+
+/* Writer thread: refit the line to CLOCK_MONOTONIC (every >= 20 ms). */
+static void clk_calibrate(void)
+{
+	uint64_t t, n, dn, dt;
+	double f, m;
+
+	if (!clk_allowed)
+		return;
+	clk_pair(&t, &n);
+	dn = n - cal_ns;
+	dt = t - cal_tsc;
+	if (dn < 20000000u || t <= cal_tsc)
+		return;
+	f = (double)dn / (double)dt;                 /* ns per tick, measured */
+	if (!atomic_load(&clk_on)) {
+		clk_publish(t, n, (uint64_t)(f * 4294967296.0));
+		atomic_store(&clk_on, 1);
+	} else {
+		uint64_t pred = clk_convert(t, atomic_load(&clk.tsc), atomic_load(&clk.ns),
+					    atomic_load(&clk.mult));
+		int64_t err = (int64_t)(n - pred);
+		if (err > 1000000 || err < -1000000) {
+			/* far off (a stop of the VM?): jump forward, or slew back */
+			if (err > 0)
+				pred = n;
+			err = err > 0 ? 0 : -1000000;
+		}
+		/* reach the monotonic clock again by the next calibration */
+		m = f * (1.0 + (double)err / (double)dn);
+		if (m > f * 1.001)
+			m = f * 1.001;
+		if (m < f * 0.999)
+			m = f * 0.999;
+		clk_publish(t, pred, (uint64_t)(m * 4294967296.0));
+	}
+	cal_tsc = t;
+	cal_ns = n;
+}
+#else
+static void clk_init(void)
+{
+}
+
+static void clk_calibrate(void)
+{
+}
+#endif
+
+uint64_t cl_now(void)
+{
+#ifdef CL_HAVE_TSC
+	if (atomic_load_explicit(&clk_on, memory_order_relaxed))
+		return clk_now();
+#endif
+	return mono_ns();
+}
+
+uint32_t cl_pid(void)
+{
+	return atomic_load_explicit(&my_pid, memory_order_relaxed);
+}
+
+uint32_t cl_tid(void)
+{
+	struct cl_thread *t = cl_self;
+
+	if (t && t != CL_DEAD && t->tid)
+		return t->tid;
+	return sys_gettid();
+}
+
+int cl_guard_enter(void)
+{
+	if (cl_guard_depth)
+		return 0;
+	cl_guard_depth = 1;
+	return 1;
+}
+
+void cl_guard_leave(void)
+{
+	cl_guard_depth = 0;
+}
+
+void *cl_sym(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+void *cl_vsym(const char *name, const char *version)
+{
+	void *p = dlvsym(RTLD_NEXT, name, version);
+
+	return p ? p : dlsym(RTLD_NEXT, name);
+}
+
+int cl_in_vfork_child(void)
+{
+	uint32_t pid = cl_pid();
+
+	return pid && (uint32_t)syscall(SYS_getpid) != pid;
+}
+
+void cl_add_drops(unsigned source, uint64_t n)
+{
+	if (source < TRACE_DROP__COUNT)
+		atomic_fetch_add_explicit(&drops[source], n, memory_order_relaxed);
+}
+
+/* ---- configuration ---- */
+
+static uint64_t env_u64(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long x;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno || *end)
+		return def;
+	return x;
+}
+
+static void config_capture(const char *spec)
+{
+	if (!spec || !*spec)
+		return;
+	if (!strcmp(spec, "cudaProfilerApi")) {
+		cl_config.capture_mode = CL_CAPTURE_CUDA_PROFILER;
+	} else if (!strncmp(spec, "nvtx:", 5)) {
+		const char *name = spec + 5, *at = strrchr(name, '@');
+		size_t n = at ? (size_t)(at - name) : strlen(name);
+		if (n >= sizeof(cl_config.capture_name))
+			n = sizeof(cl_config.capture_name) - 1;
+		memcpy(cl_config.capture_name, name, n);
+		cl_config.capture_name[n] = 0;
+		if (at)
+			snprintf(cl_config.capture_domain, sizeof(cl_config.capture_domain), "%s", at + 1);
+		cl_config.capture_mode = CL_CAPTURE_NVTX;
+	}
+}
+
+static void config_read(void)
+{
+	const char *dir = getenv("GPUSCOPE_DIR"), *tr = getenv("GPUSCOPE_TRACE");
+	const char *end = getenv("GPUSCOPE_CAPTURE_END");
+
+	memset(&cl_config, 0, sizeof(cl_config));
+	if (dir)
+		snprintf(cl_config.dir, sizeof(cl_config.dir), "%s", dir);
+	if (!tr) {
+		cl_config.trace = CL_TRACE_NVTX | CL_TRACE_OSRT | CL_TRACE_CUDA;
+	} else {
+		if (strstr(tr, "nvtx"))
+			cl_config.trace |= CL_TRACE_NVTX;
+		if (strstr(tr, "osrt"))
+			cl_config.trace |= CL_TRACE_OSRT;
+		if (strstr(tr, "cuda"))
+			cl_config.trace |= CL_TRACE_CUDA;
+	}
+	cl_config.osrt_threshold_ns = env_u64("GPUSCOPE_OSRT_THRESHOLD_NS", 1000);
+	cl_config.cpu_sample_hz = (unsigned)env_u64("GPUSCOPE_CPU_SAMPLE_HZ", 100);
+	if (cl_config.cpu_sample_hz > 10000)
+		cl_config.cpu_sample_hz = 10000;
+	config_capture(getenv("GPUSCOPE_CAPTURE"));
+	cl_config.capture_repeat = end && !strcmp(end, "repeat");
+	cl_config.delay_ns = env_u64("GPUSCOPE_DELAY_NS", 0);
+	cl_config.duration_ns = env_u64("GPUSCOPE_DURATION_NS", 0);
+	cl_config.cuda_all_apis = env_u64("GPUSCOPE_CUDA_ALL_APIS", 0) != 0;
+	cl_config.flush_ns = env_u64("GPUSCOPE_FLUSH_MS", 50) * 1000000u;
+	if (cl_config.flush_ns < 1000000u)
+		cl_config.flush_ns = 1000000u;
+	{
+		const char *z = getenv("GPUSCOPE_ZSTD_LEVEL");
+		if (z && *z)
+			cl_zstd_level = atoi(z);
+	}
+	cl_config.buffer_bytes = (size_t)env_u64("GPUSCOPE_BUFFER_KB", 1024) << 10;
+	if (cl_config.buffer_bytes < (64u << 10))
+		cl_config.buffer_bytes = 64u << 10;
+	if (cl_config.buffer_bytes > (64u << 20))
+		cl_config.buffer_bytes = 64u << 20;
+	cl_config.max_buffer_bytes = (size_t)env_u64("GPUSCOPE_MAX_BUFFER_MB", 2048) << 20;
+	if (cl_config.max_buffer_bytes < 2 * cl_config.buffer_bytes)
+		cl_config.max_buffer_bytes = 2 * cl_config.buffer_bytes;
+}
+
+/* ---- recording state ---- */
+
+int cl_recording(void)
+{
+	if (!atomic_load_explicit(&cl_live, memory_order_relaxed))
+		return 0;
+	if (!atomic_load_explicit(&capture_on, memory_order_relaxed))
+		return 0;
+	if (timed) {
+		uint64_t t = cl_now();
+		return t >= rec_from && t < rec_until;
+	}
+	return 1;
+}
+
+static void emit_capture(unsigned what, uint64_t time)
+{
+	struct trace_capture *c = cl_reserve(TRACE_EV_CAPTURE, sizeof(*c));
+
+	if (!c)
+		return;
+	c->time = time;
+	c->pid = cl_pid();
+	c->what = what;
+	cl_commit();
+}
+
+void cl_capture_begin(void)
+{
+	if (atomic_load(&capture_done) || atomic_exchange(&capture_on, 1))
+		return;
+	emit_capture(TRACE_CAPTURE_START, cl_now());
+}
+
+void cl_capture_end(void)
+{
+	if (!atomic_exchange(&capture_on, 0))
+		return;
+	emit_capture(TRACE_CAPTURE_STOP, cl_now());
+	if (!cl_config.capture_repeat)
+		atomic_store(&capture_done, 1);
+}
+
+/* ---- blocks ---- */
+
+static int pool_init(void)
+{
+	size_t bs = cl_config.buffer_bytes;
+
+	/*
+	 * Reserve address space only; with overcommit off (a strict commit
+	 * limit) a large reservation can fail: settle for less, down to 4 blocks.
+	 */
+	for (nblocks_max = cl_config.max_buffer_bytes / bs;; nblocks_max /= 2) {
+		pool_base = mmap(NULL, nblocks_max * bs, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (pool_base != MAP_FAILED)
+			break;
+		if (nblocks_max / 2 < 4)
+			return -1;
+	}
+	cl_config.max_buffer_bytes = nblocks_max * bs;
+	blocks = mmap(NULL, nblocks_max * sizeof(*blocks), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (blocks == MAP_FAILED) {
+		munmap(pool_base, nblocks_max * bs);
+		return -1;
+	}
+	return 0;
+}
+
+static struct cl_block *block_get(void)
+{
+	struct cl_block *b = NULL;
+
+	if (!atomic_load_explicit(&nfree, memory_order_relaxed) &&
+	    atomic_load_explicit(&nblocks_used, memory_order_relaxed) >= nblocks_max)
+		return NULL;
+	pthread_mutex_lock(&pool_lock);
+	if (free_list) {
+		b = free_list;
+		free_list = b->next_free;
+		atomic_fetch_sub(&nfree, 1);
+	} else {
+		size_t i = atomic_load(&nblocks_used);
+		if (i < nblocks_max) {
+			b = &blocks[i];
+			b->data = pool_base + i * cl_config.buffer_bytes;
+			atomic_store_explicit(&nblocks_used, i + 1, memory_order_release);
+		}
+	}
+	pthread_mutex_unlock(&pool_lock);
+	if (b) {
+		b->next_free = NULL;
+		atomic_store_explicit(&b->used, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->state, BLK_ACTIVE, memory_order_release);
+	}
+	return b;
+}
+
+/* Writer lock holder only. */
+static void block_free(struct cl_block *b)
+{
+	b->flushed = 0;
+	atomic_store_explicit(&b->used, 0, memory_order_relaxed);
+	atomic_store_explicit(&b->state, BLK_FREE, memory_order_release);
+	pthread_mutex_lock(&pool_lock);
+	b->next_free = free_list;
+	free_list = b;
+	atomic_fetch_add(&nfree, 1);
+	pthread_mutex_unlock(&pool_lock);
+}
+
+static void thread_retire(struct cl_thread *t)
+{
+	if (!t->blk)
+		return;
+	atomic_store_explicit(&t->blk->state, BLK_RETIRED, memory_order_release);
+	t->blk = NULL;
+	t->data = NULL;
+	t->cap = t->pos = 0;
+}
+
+/* ---- threads ---- */
+
+static void thread_register(struct cl_thread *t)
+{
+	pthread_mutex_lock(&reg_lock);
+	t->next = reg_head;
+	reg_head = t;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void thread_bind(struct cl_thread *t)
+{
+	t->tid = sys_gettid();
+	t->self = pthread_self();
+	atomic_store(&t->tid_pub, t->tid);
+	cl_self = t;
+	pthread_setspecific(thread_key, t);
+}
+
+struct cl_thread *cl_thread_prepare(void)
+{
+	struct cl_thread *t;
+
+	if (!atomic_load(&cl_live))
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (t)
+		thread_register(t);
+	return t;
+}
+
+void cl_emit_thread(uint32_t tid, uint32_t name_id, uint32_t flags, uint64_t time)
+{
+	struct trace_thread *r = cl_reserve(TRACE_EV_THREAD, sizeof(*r));
+
+	if (!r)
+		return;
+	r->time = time;
+	r->pid = cl_pid();
+	r->tid = tid;
+	r->name_id = name_id;
+	r->flags = flags | (name_id ? TRACE_THREAD_NAME : 0);
+	cl_commit();
+}
+
+void cl_thread_start(struct cl_thread *t)
+{
+	if (!t)
+		return;
+	thread_bind(t);
+	cl_emit_thread(t->tid, 0, TRACE_THREAD_START, cl_now());
+}
+
+uint32_t cl_thread_tid_of(pthread_t th)
+{
+	struct cl_thread *found = NULL;
+
+	pthread_mutex_lock(&reg_lock);
+	for (struct cl_thread *t = reg_head; t; t = t->next)
+		if (t->self == th) {
+			found = t;
+			break;
+		}
+	pthread_mutex_unlock(&reg_lock);
+	if (!found)
+		return 0;
+	/* a thread just created may not have published its tid yet */
+	for (int i = 0; i < 2000 && !atomic_load(&found->tid_pub); i++) {
+		struct timespec ts = { 0, 5000 };
+		nanosleep(&ts, NULL);
+	}
+	return atomic_load(&found->tid_pub);
+}
+
+static void thread_exit_cb(void *arg)
+{
+	struct cl_thread *t = arg;
+	int saved = errno;
+
+	if (!t || t == CL_DEAD)
+		return;
+	cl_guard_depth = 1;
+	if (!t->internal)
+		cl_emit_thread(t->tid, 0, TRACE_THREAD_EXIT, cl_now());
+	thread_retire(t);
+	cl_self = CL_DEAD;
+	errno = saved;
+}
+
+void cl_mark_internal_thread(void)
+{
+	struct cl_thread *t = cl_self;
+	sigset_t all;
+
+	cl_guard_depth = 1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return;
+		thread_register(t);
+		thread_bind(t);
+	}
+	t->internal = 1;
+}
+
+static void child_start(void);
+
+/* The slow path of cl_reserve(): create the thread's state, get a block. */
+static struct cl_thread *reserve_slow(size_t esize)
+{
+	struct cl_thread *t = cl_self;
+	int saved = errno, guard = cl_guard_depth, newborn = 0;
+
+	if (t == CL_DEAD || !atomic_load(&cl_live)) {
+		if (t == CL_DEAD)
+			cl_add_drops(TRACE_DROP_BUFFER, 1);
+		return NULL;
+	}
+	cl_guard_depth = 1;
+	if (atomic_load(&child_pending))
+		child_start();
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			goto fail;
+		thread_register(t);
+		thread_bind(t);
+		newborn = 1;
+	}
+	if (t->blk)
+		thread_retire(t);
+	t->blk = block_get();
+	if (!t->blk)
+		goto fail;
+	t->data = t->blk->data;
+	t->cap = cl_config.buffer_bytes;
+	t->pos = 0;
+	if (newborn) {
+		/* first sight of a thread the pthread_create wrapper did not see */
+		struct trace_entry *e = (struct trace_entry *)t->data;
+		struct trace_thread *r = (struct trace_thread *)(e + 1);
+		size_t n = trace_entry_size(sizeof(*r));
+		memset(e, 0, n);
+		e->type = TRACE_EV_THREAD;
+		e->size = (uint16_t)n;
+		r->time = cl_now();
+		r->pid = cl_pid();
+		r->tid = t->tid;
+		t->pos = n;
+		atomic_store_explicit(&t->blk->used, t->pos, memory_order_release);
+	}
+	cl_guard_depth = guard;
+	errno = saved;
+	(void)esize;
+	return t;
+fail:
+	cl_add_drops(TRACE_DROP_BUFFER, 1);
+	cl_guard_depth = guard;
+	errno = saved;
+	return NULL;
+}
+
+struct cl_thread *cl_thread_get(void)
+{
+	struct cl_thread *t = cl_self;
+
+	if (__builtin_expect(t && t != CL_DEAD, 1))
+		return t;
+	if (t == CL_DEAD || !atomic_load(&cl_live))
+		return NULL;
+	reserve_slow(0);
+	t = cl_self;
+	return t && t != CL_DEAD ? t : NULL;
+}
+
+void *cl_reserve(unsigned type, size_t size)
+{
+	struct cl_thread *t = cl_self;
+	size_t esize = trace_entry_size(size);
+	struct trace_entry *e;
+
+	if (!(type < 32 && (META_TYPES >> type) & 1)) {
+		if (!cl_recording())
+			return NULL;
+	} else if (!atomic_load_explicit(&cl_live, memory_order_relaxed)) {
+		return NULL;
+	}
+	if (esize > 65528)
+		return NULL;
+	if (t && t != CL_DEAD) {
+		/*
+		 * Claim the thread's buffer before looking at it: a hook in a
+		 * signal handler that interrupts this reservation finds it
+		 * claimed and drops its record, and one that ran before the
+		 * claim has finished by the time we read t->pos.
+		 */
+		if (t->pending) {
+			cl_add_drops(TRACE_DROP_BUFFER, 1);
+			return NULL;
+		}
+		t->pending = esize;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+	if (__builtin_expect(!t || t == CL_DEAD || !t->data || t->pos + esize > t->cap, 0)) {
+		t = reserve_slow(esize);
+		if (!t) {
+			t = cl_self;
+			if (t && t != CL_DEAD)
+				t->pending = 0;
+			return NULL;
+		}
+		t->pending = esize;
+	}
+	e = (struct trace_entry *)(t->data + t->pos);
+	memset(e, 0, esize);
+	e->type = (uint16_t)type;
+	e->size = (uint16_t)esize;
+	return e + 1;
+}
+
+void cl_commit(void)
+{
+	struct cl_thread *t = cl_self;
+
+	t->pos += t->pending;
+	atomic_store_explicit(&t->blk->used, t->pos, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->pending = 0;
+}
+
+/* ---- strings ---- */
+
+static struct istr *str_find_or_add(const char *s, size_t len, uint64_t h)
+{
+	size_t mask, i;
+	struct istr *e;
+
+	if (str_n * 2 >= str_nslots) {
+		size_t n = str_nslots ? str_nslots * 2 : 1024;
+		struct istr **slots = calloc(n, sizeof(*slots));
+		if (!slots)
+			return NULL;
+		for (size_t k = 0; k < str_nslots; k++) {
+			if (!str_slots[k])
+				continue;
+			for (i = str_slots[k]->hash & (n - 1); slots[i]; i = (i + 1) & (n - 1))
+				;
+			slots[i] = str_slots[k];
+		}
+		free(str_slots);
+		str_slots = slots;
+		str_nslots = n;
+	}
+	mask = str_nslots - 1;
+	for (i = h & mask; (e = str_slots[i]); i = (i + 1) & mask)
+		if (e->hash == h && e->len == len && !memcmp(e->s, s, len))
+			return e;
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return NULL;
+	e->hash = h;
+	e->len = (uint32_t)len;
+	e->id = atomic_fetch_add(&str_next_id, 1);
+	e->gen = 0;
+	memcpy(e->s, s, len);
+	e->s[len] = 0;
+	str_slots[i] = e;
+	str_n++;
+	return e;
+}
+
+static void emit_string(uint32_t id, const char *s, size_t len)
+{
+	struct trace_string *r = cl_reserve(TRACE_EV_STRING, sizeof(*r) + len);
+
+	if (!r)
+		return;
+	r->id = id;
+	r->len = (uint32_t)len;
+	memcpy(r + 1, s, len);
+	cl_commit();
+}
+
+uint32_t cl_intern(const char *s, size_t len)
+{
+	struct cl_thread *t = cl_self;
+	uint32_t gen = atomic_load_explicit(&str_gen, memory_order_relaxed), id;
+	struct cl_icache *c = NULL;
+	struct istr *e;
+	int define, guard;
+
+	if (!s || !len || !atomic_load_explicit(&cl_live, memory_order_relaxed))
+		return 0;
+	if (len > CL_STR_MAX)
+		len = CL_STR_MAX;
+	if (t && t != CL_DEAD) {
+		uintptr_t p = (uintptr_t)s;
+		c = &t->icache[((p >> 3) ^ (p >> 12)) & (CL_ICACHE - 1)];
+		if (c->ptr == s && c->len == len && c->gen == gen && !memcmp(c->copy, s, len))
+			return c->id;
+	}
+	guard = cl_guard_depth;
+	cl_guard_depth = 1;
+	pthread_mutex_lock(&str_lock);
+	e = str_find_or_add(s, len, hash_bytes(s, len));
+	define = e && e->gen != gen;
+	if (define)
+		e->gen = gen;
+	pthread_mutex_unlock(&str_lock);
+	if (!e) {
+		cl_guard_depth = guard;
+		return 0;
+	}
+	id = e->id;
+	if (define) {
+		struct cl_thread *me = cl_self;
+		size_t before = me && me != CL_DEAD && me->blk ? me->pos : (size_t)-1;
+		emit_string(id, e->s, len);
+		me = cl_self;
+		if (!me || me == CL_DEAD || !me->blk || me->pos == before) {
+			/* the definition was dropped: let a later use define it */
+			pthread_mutex_lock(&str_lock);
+			e->gen = 0;
+			pthread_mutex_unlock(&str_lock);
+		}
+	}
+	t = cl_self;
+	if (t && t != CL_DEAD) {
+		uintptr_t p = (uintptr_t)s;
+		c = &t->icache[((p >> 3) ^ (p >> 12)) & (CL_ICACHE - 1)];
+		c->ptr = s;
+		c->copy = e->s;
+		c->len = (uint32_t)len;
+		c->id = id;
+		c->gen = gen;
+	}
+	cl_guard_depth = guard;
+	return id;
+}
+
+void cl_warning(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	struct trace_warning *w;
+	uint32_t id;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	id = cl_intern(buf, strlen(buf));
+	w = cl_reserve(TRACE_EV_WARNING, sizeof(*w));
+	if (!w)
+		return;
+	w->time = cl_now();
+	w->pid = cl_pid();
+	w->message_id = id;
+	cl_commit();
+}
+
+/* ---- the part file ---- */
+
+static void stage_raw(const void *p, size_t n);
+
+static void stage_entry(unsigned type, const void *rec, size_t size)
+{
+	unsigned char buf[sizeof(struct trace_entry) + CL_STR_MAX + 64];
+	struct trace_entry *e = (struct trace_entry *)buf;
+	size_t n = trace_entry_size(size);
+
+	if (n > sizeof(buf))
+		return;
+	memset(buf, 0, n);
+	e->type = (uint16_t)type;
+	e->size = (uint16_t)n;
+	memcpy(e + 1, rec, size);
+	stage_raw(buf, n);
+}
+
+static uint32_t stage_string(const char *s, size_t len)
+{
+	unsigned char buf[sizeof(struct trace_string) + CL_STR_MAX];
+	struct trace_string *r = (struct trace_string *)buf;
+
+	if (!len)
+		return 0;
+	if (len > CL_STR_MAX)
+		len = CL_STR_MAX;
+	r->id = atomic_fetch_add(&str_next_id, 1);
+	r->len = (uint32_t)len;
+	memcpy(r + 1, s, len);
+	stage_entry(TRACE_EV_STRING, buf, sizeof(*r) + len);
+	return r->id;
+}
+
+static size_t read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	size_t got = 0;
+
+	if (fd < 0)
+		return 0;
+	while (got < cap && (n = read(fd, buf + got, cap - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	return got;
+}
+
+static int stage_flush(void);
+
+/* Open a new part file for this process and write its process record. */
+static int part_start(void)
+{
+	char path[4200], cmd[CL_STR_MAX], exe[1024], host[256];
+	struct trace_process p;
+	size_t n;
+	ssize_t k;
+	int fd;
+
+	for (;;) {
+		snprintf(path, sizeof(path), "%s/%u-%u%s", cl_config.dir, cl_pid(), part_seq++,
+			 TRACE_FILE_EXT);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			break;
+		if (errno != EEXIST || part_seq > 100000)
+			return -1;
+	}
+	{
+		/* out of the way of programs that reuse low descriptors */
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 700);
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+	}
+	if (trace_writer_fdopen(&part, fd, path, 1) < 0)
+		return -1;
+	part.level = cl_zstd_level;
+	part_open = 1;
+	atomic_store(&cl_part_fd, fd);
+
+	memset(&p, 0, sizeof(p));
+	p.pid = cl_pid();
+	p.ppid = (uint32_t)getppid();
+	p.start_realtime_ns = 0;
+	{
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		p.start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+	p.start_mono_ns = cl_now();
+	n = read_small("/proc/self/cmdline", cmd, sizeof(cmd));
+	while (n && !cmd[n - 1])
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (!cmd[i])
+			cmd[i] = ' ';
+	p.cmdline_id = stage_string(cmd, n);
+	k = readlink("/proc/self/exe", exe, sizeof(exe));
+	p.exe_id = stage_string(exe, k > 0 ? (size_t)k : 0);
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = 0;
+		p.host_id = stage_string(host, strlen(host));
+	}
+	stage_entry(TRACE_EV_PROCESS, &p, sizeof(p));
+	return stage_flush();
+}
+
+static void stage_raw(const void *p, size_t n)
+{
+	if (stage_len + n > stage_cap)
+		stage_flush();
+	if (n > stage_cap)
+		return;
+	memcpy(stage + stage_len, p, n);
+	stage_len += n;
+}
+
+static uint64_t count_entries(const unsigned char *p, size_t n)
+{
+	uint64_t c = 0;
+
+	for (size_t pos = 0; pos + sizeof(struct trace_entry) <= n;) {
+		const struct trace_entry *e = (const void *)(p + pos);
+		if (e->size < sizeof(*e))
+			break;
+		pos += e->size;
+		c++;
+	}
+	return c;
+}
+
+static int stage_flush(void)
+{
+	int ret = 0;
+
+	if (!stage_len)
+		return 0;
+	if (!part_open ||
+	    trace_writer_chunk(&part, TRACE_CHUNK_EVENTS, 0, stage, stage_len, 1) < 0) {
+		cl_add_drops(TRACE_DROP_WRITE, count_entries(stage, stage_len));
+		ret = -1;
+	}
+	stage_len = 0;
+	return ret;
+}
+
+/* ---- the writer lock ---- */
+
+static int wlock_take(int give_up_when_finished)
+{
+	uint32_t me = cl_tid();
+
+	for (;;) {
+		uint32_t expect = 0;
+		if (atomic_compare_exchange_weak(&wlock, &expect, me))
+			return 0;
+		if (give_up_when_finished && atomic_load(&finished))
+			return -1;
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void wlock_drop(void)
+{
+	atomic_store(&wlock, 0);
+}
+
+/* Write everything committed so far; writer lock held.  Returns bytes staged. */
+static size_t writer_pass(void)
+{
+	size_t n = atomic_load_explicit(&nblocks_used, memory_order_acquire), total = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct cl_block *b = &blocks[i];
+		int st = atomic_load_explicit(&b->state, memory_order_acquire);
+		size_t used;
+		if (st == BLK_FREE)
+			continue;
+		used = atomic_load_explicit(&b->used, memory_order_acquire);
+		if (used > b->flushed) {
+			size_t len = used - b->flushed;
+			if (len >= (64u << 10)) {
+				/* big enough for a chunk of its own: no copy */
+				stage_flush();
+				if (!part_open || trace_writer_chunk(&part, TRACE_CHUNK_EVENTS, 0,
+								     b->data + b->flushed, len, 1) < 0)
+					cl_add_drops(TRACE_DROP_WRITE, count_entries(b->data + b->flushed, len));
+			} else {
+				stage_raw(b->data + b->flushed, len);
+			}
+			total += len;
+			b->flushed = used;
+		}
+		if (st == BLK_RETIRED)
+			block_free(b);
+	}
+	if (timed) {
+		uint64_t now = cl_now();
+		struct trace_capture c = { 0, cl_pid(), 0 };
+		if (!edge_from_written && rec_from && now >= rec_from) {
+			c.time = rec_from;
+			c.what = TRACE_CAPTURE_START;
+			stage_entry(TRACE_EV_CAPTURE, &c, sizeof(c));
+			edge_from_written = 1;
+		}
+		if (!edge_until_written && rec_until != UINT64_MAX && now >= rec_until) {
+			c.time = rec_until;
+			c.what = TRACE_CAPTURE_STOP;
+			stage_entry(TRACE_EV_CAPTURE, &c, sizeof(c));
+			edge_until_written = 1;
+		}
+	}
+	for (unsigned s = 1; s < TRACE_DROP__COUNT; s++) {
+		uint64_t c = atomic_load(&drops[s]);
+		if (c != drops_written[s]) {
+			struct trace_drops d = { cl_pid(), s, c };
+			stage_entry(TRACE_EV_DROPS, &d, sizeof(d));
+			drops_written[s] = c;
+		}
+	}
+	stage_flush();
+	return total;
+}
+
+static void *writer_main(void *arg)
+{
+	int busy = 0;
+
+	(void)arg;
+	cl_mark_internal_thread();
+	prctl(PR_SET_NAME, "gpuscope-write", 0, 0, 0);
+	__atomic_store_n(&cl_writer_tid, cl_tid(), __ATOMIC_RELEASE);
+	while (!atomic_load(&finished)) {
+		struct timespec ts;
+		uint64_t ns = busy ? 1000000u : cl_config.flush_ns;
+		ts.tv_sec = (time_t)(ns / 1000000000u);
+		ts.tv_nsec = (long)(ns % 1000000000u);
+		nanosleep(&ts, NULL);
+		if (wlock_take(1) < 0)
+			break;
+		if (atomic_load(&finished)) {
+			wlock_drop();
+			break;
+		}
+		busy = writer_pass() >= cl_config.buffer_bytes;
+		wlock_drop();
+		clk_calibrate();
+	}
+	return NULL;
+}
+
+static int writer_start(void)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+		cl_sym("pthread_create");
+
+	if (!create || create(&writer_th, NULL, writer_main, NULL))
+		return -1;
+	writer_running = 1;
+	/* publish the writer's tid before the CPU sampler starts listing threads */
+	for (int i = 0; i < 1000 && !__atomic_load_n(&cl_writer_tid, __ATOMIC_ACQUIRE); i++) {
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+void cl_flush_all(void)
+{
+	int guard = cl_guard_depth;
+
+	if (!atomic_load(&cl_live) || cl_in_vfork_child())
+		return;
+	cl_guard_depth = 1;
+	if (wlock_take(1) == 0) {
+		writer_pass();
+		wlock_drop();
+	}
+	cl_guard_depth = guard;
+}
+
+/* ---- signal-safe flush ---- */
+
+static void raw_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t k = (ssize_t)real_write_fn(fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+static void raw_chunk(unsigned type, const void *payload, size_t n)
+{
+	struct trace_chunk_header h;
+
+	trace_chunk_header_fill(&h, type, 0, 0, payload, (uint32_t)n, (uint32_t)n);
+	raw_write_all(part.fd, &h, sizeof(h));
+	if (n)
+		raw_write_all(part.fd, payload, n);
+}
+
+/*
+ * Write every block's unflushed bytes as raw chunks, with write() only.
+ * Waits up to 2 s for a writer that is in the middle of a chunk.
+ */
+static void crash_flush(int clean)
+{
+	uint32_t me = sys_gettid();
+	struct timespec t0, t1;
+	size_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		uint32_t expect = 0;
+		if (atomic_compare_exchange_strong(&wlock, &expect, me) || expect == me)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > 2000000000L)
+			break;
+		struct timespec ts = { 0, 1000000 };
+		syscall(SYS_nanosleep, &ts, NULL);
+	}
+	if (!part_open || atomic_load(&finished))
+		return;
+	atomic_store(&cl_live, 0);
+	n = atomic_load(&nblocks_used);
+	for (size_t i = 0; i < n; i++) {
+		struct cl_block *b = &blocks[i];
+		size_t used;
+		if (atomic_load(&b->state) == BLK_FREE)
+			continue;
+		used = atomic_load(&b->used);
+		if (used > b->flushed) {
+			raw_chunk(TRACE_CHUNK_EVENTS, b->data + b->flushed, used - b->flushed);
+			b->flushed = used;
+		}
+	}
+	{
+		unsigned char buf[TRACE_DROP__COUNT * 32];
+		size_t len = 0;
+		for (unsigned s = 1; s < TRACE_DROP__COUNT; s++) {
+			uint64_t c = atomic_load(&drops[s]);
+			struct trace_entry *e = (struct trace_entry *)(buf + len);
+			struct trace_drops *d = (struct trace_drops *)(e + 1);
+			if (!c)
+				continue;
+			memset(e, 0, trace_entry_size(sizeof(*d)));
+			e->type = TRACE_EV_DROPS;
+			e->size = (uint16_t)trace_entry_size(sizeof(*d));
+			d->pid = cl_pid();
+			d->source = s;
+			d->count = c;
+			len += e->size;
+		}
+		if (len)
+			raw_chunk(TRACE_CHUNK_EVENTS, buf, len);
+	}
+	if (clean)
+		raw_chunk(TRACE_CHUNK_STREAM_END, NULL, 0);
+	atomic_store(&finished, 1);
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	struct sigaction dfl;
+
+	(void)si;
+	(void)uc;
+	cl_guard_depth = 1;
+	if (atomic_load(&cl_live) && !cl_in_vfork_child()) {
+		int clean = sig == SIGINT || sig == SIGTERM;
+		if (clean)
+			cl_cuda_flush(1);
+		crash_flush(clean);
+	}
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+	errno = saved;
+	raise(sig);
+}
+
+static void signals_install(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGTERM };
+	static char altstack[64 << 10];
+	stack_t ss;
+
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_sp = altstack;
+	ss.ss_size = sizeof(altstack);
+	sigaltstack(&ss, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
+		struct sigaction old, sa;
+		if (sigaction(sigs[i], NULL, &old) < 0 ||
+		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue; /* the program (or its launcher) chose already */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_signal;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+/* ---- ending ---- */
+
+static void stream_end(void)
+{
+	writer_pass();
+	if (part_open) {
+		trace_writer_chunk(&part, TRACE_CHUNK_STREAM_END, 0, NULL, 0, 0);
+		atomic_store(&cl_part_fd, -1);
+		trace_writer_close(&part, 0);
+		part_open = 0;
+	}
+}
+
+void cl_final(void)
+{
+	int guard = cl_guard_depth;
+
+	if (!atomic_load(&cl_live) || cl_in_vfork_child())
+		return;
+	cl_guard_depth = 1;
+	if (atomic_load(&child_pending))
+		child_start();
+	cl_cuda_flush(1);
+	cl_cpusample_stop();
+	if (wlock_take(1) == 0) {
+		struct cl_thread *t = cl_self;
+		if (t && t != CL_DEAD && !t->internal)
+			cl_emit_thread(t->tid, 0, TRACE_THREAD_EXIT, cl_now());
+		atomic_store(&cl_live, 0);
+		stream_end();
+		atomic_store(&finished, 1);
+		/* the lock stays taken: nothing more is written */
+	}
+	cl_guard_depth = guard;
+}
+
+static int exec_locked;
+
+void cl_before_exec(void)
+{
+	if (!atomic_load(&cl_live) || cl_in_vfork_child() || atomic_load(&child_pending))
+		return;
+	cl_guard_depth++;
+	cl_cuda_flush(1);
+	if (wlock_take(1) == 0) {
+		stream_end();
+		exec_locked = 1;
+	}
+	cl_guard_depth--;
+}
+
+void cl_after_exec_failed(void)
+{
+	if (!exec_locked)
+		return;
+	cl_guard_depth++;
+	exec_locked = 0;
+	atomic_fetch_add(&str_gen, 1);   /* a new stream: strings are defined again */
+	if (part_start() < 0)
+		atomic_store(&cl_live, 0);
+	wlock_drop();
+	cl_guard_depth--;
+}
+
+/* ---- fork ---- */
+
+static void atfork_prepare(void)
+{
+	if (!atomic_load(&cl_live))
+		return;
+	cl_guard_depth++;
+	wlock_take(0);
+	pthread_mutex_lock(&str_lock);
+	pthread_mutex_lock(&reg_lock);
+	pthread_mutex_lock(&pool_lock);
+}
+
+static void atfork_parent(void)
+{
+	if (!atomic_load(&cl_live))
+		return;
+	pthread_mutex_unlock(&pool_lock);
+	pthread_mutex_unlock(&reg_lock);
+	pthread_mutex_unlock(&str_lock);
+	wlock_drop();
+	cl_guard_depth--;
+}
+
+static void atfork_child(void)
+{
+	struct cl_thread *t = cl_self;
+	size_t n;
+
+	if (!atomic_load(&cl_live))
+		return;
+	pthread_mutex_init(&pool_lock, NULL);
+	pthread_mutex_init(&reg_lock, NULL);
+	pthread_mutex_init(&str_lock, NULL);
+	pthread_mutex_init(&start_lock, NULL);
+	atomic_store(&my_pid, (uint32_t)syscall(SYS_getpid));
+	/* the parent's unwritten records are the parent's: drop every block */
+	free_list = NULL;
+	n = atomic_load(&nblocks_used);
+	for (size_t i = 0; i < n; i++) {
+		blocks[i].flushed = 0;
+		atomic_store(&blocks[i].used, 0);
+		atomic_store(&blocks[i].state, BLK_FREE);
+		blocks[i].next_free = free_list;
+		free_list = &blocks[i];
+	}
+	atomic_store(&nfree, n);
+	for (unsigned s = 0; s < TRACE_DROP__COUNT; s++) {
+		atomic_store(&drops[s], 0);
+		drops_written[s] = 0;
+	}
+	reg_head = NULL;
+	if (t && t != CL_DEAD) {
+		t->blk = NULL;
+		t->data = NULL;
+		t->cap = t->pos = t->pending = 0;
+		t->tid = sys_gettid();
+		atomic_store(&t->tid_pub, t->tid);
+		t->self = pthread_self();
+		t->next = NULL;
+		reg_head = t;
+	}
+	if (part_open) {
+		atomic_store(&cl_part_fd, -1);
+		close(part.fd);
+		part.fd = -1;
+		part_open = 0;
+	}
+	part_seq = 0;
+	stage_len = 0;
+	writer_running = 0;
+	cl_writer_tid = 0;
+	exec_locked = 0;
+	atomic_fetch_add(&str_gen, 1);
+	cl_cpusample_atfork_child();
+	cl_nvtx_atfork_child();
+	cl_cuda_atfork_child();
+	atomic_store(&child_pending, 1);
+	atomic_store(&wlock, 0);
+	cl_guard_depth--;
+}
+
+/* Start recording in a forked child: part file, writer, sampler. */
+static void child_start(void)
+{
+	pthread_mutex_lock(&start_lock);
+	if (atomic_load(&child_pending) == 1) {
+		atomic_store(&child_pending, 2);
+		if (wlock_take(0) == 0) {
+			if (part_start() < 0)
+				atomic_store(&cl_live, 0);
+			wlock_drop();
+		}
+		if (atomic_load(&cl_live)) {
+			writer_start();
+			cl_cpusample_start();
+		}
+		atomic_store(&child_pending, 0);
+	}
+	pthread_mutex_unlock(&start_lock);
+}
+
+/* ---- start ---- */
+
+static _Atomic int init_state; /* 0 not yet, 1 running, 2 done */
+
+int cl_init(void)
+{
+	int expect = 0;
+
+	if (atomic_load(&init_state) == 2)
+		return cl_config.enabled ? 0 : -1;
+	if (!atomic_compare_exchange_strong(&init_state, &expect, 1))
+		return atomic_load(&init_state) == 2 && cl_config.enabled ? 0 : -1;
+	cl_guard_depth++;
+	config_read();
+	real_write_fn = (uint64_t(*)(int, const void *, size_t))cl_sym("write");
+	if (!cl_config.dir[0] || !real_write_fn || pool_init() < 0)
+		goto out;
+	stage_cap = 8u << 20;
+	if (stage_cap < cl_config.buffer_bytes)
+		stage_cap = cl_config.buffer_bytes;
+	stage = malloc(stage_cap);
+	if (!stage || pthread_key_create(&thread_key, thread_exit_cb))
+		goto out;
+	set_error_prefix("gpuscope collector");
+	atomic_store(&my_pid, (uint32_t)syscall(SYS_getpid));
+	clk_init();
+	if (part_start() < 0) {
+		fprintf(stderr, "gpuscope collector: cannot write a part file in '%s': %s\n",
+			cl_config.dir, strerror(errno));
+		goto out;
+	}
+	if (cl_config.delay_ns || cl_config.duration_ns) {
+		/* --delay/--duration count from the start of the profiled program */
+		const char *t0 = getenv("GPUSCOPE_START_NS");
+		uint64_t base = t0 ? strtoull(t0, NULL, 10) : 0;
+		if (!base)
+			base = cl_now();
+		timed = 1;
+		rec_from = base + cl_config.delay_ns;
+		if (cl_config.duration_ns)
+			rec_until = rec_from + cl_config.duration_ns;
+	}
+	atomic_store(&capture_on, cl_config.capture_mode == CL_CAPTURE_NONE);
+	cl_config.enabled = 1;
+	atomic_store(&cl_live, 1);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	signals_install();
+	{
+		struct cl_thread *t = calloc(1, sizeof(*t));
+		if (t) {
+			thread_register(t);
+			thread_bind(t);
+			cl_emit_thread(t->tid, 0, TRACE_THREAD_START, cl_now());
+		}
+	}
+	if (writer_start() < 0) {
+		atomic_store(&cl_live, 0);
+		cl_config.enabled = 0;
+		goto out;
+	}
+	cl_cpusample_start();
+out:
+	atomic_store(&init_state, 2);
+	cl_guard_depth--;
+	return cl_config.enabled ? 0 : -1;
+}
+
+#ifndef CL_NO_CTOR /* unit tests call cl_init() and cl_final() themselves */
+__attribute__((constructor)) static void cl_ctor(void)
+{
+	cl_init();
+}
+
+__attribute__((destructor)) static void cl_dtor(void)
+{
+	cl_final();
+}
+#endif

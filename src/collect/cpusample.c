@@ -1,0 +1,203 @@
+/*
+ * cpusample.c - per-thread CPU time from /proc/self/task/TID/schedstat.
+ *
+ * A thread of the collector wakes cpu_sample_hz times a second, lists
+ * /proc/self/task, keeps one open schedstat fd per thread (pread, so a
+ * sample costs one syscall) and writes a TRACE_EV_CPU_SAMPLE when a
+ * thread's cumulative run time changed.  A thread seen for the first time
+ * gets a TRACE_EV_THREAD entry, with its name from comm when it differs
+ * from the process's (an inherited name says nothing).
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct task {
+	uint32_t tid;
+	int fd;
+	int seen;
+	uint64_t run_ns;
+	int sampled;
+};
+
+static struct task *tasks;
+static size_t ntasks, atasks;
+static char main_comm[64];
+static pthread_t sampler_th;
+static _Atomic int sampler_stop;
+static int sampler_running;
+static _Atomic uint32_t sampler_tid;
+
+static size_t read_comm(uint32_t tid, char *buf, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	while (n && (buf[n - 1] == '\n' || !buf[n - 1]))
+		n--;
+	buf[n] = 0;
+	return (size_t)n;
+}
+
+static int is_internal(uint32_t tid)
+{
+	return tid == atomic_load(&sampler_tid) || tid == cl_writer_tid;
+}
+
+static struct task *task_add(uint32_t tid)
+{
+	char path[64], comm[64];
+	size_t n;
+	struct task *t;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (ntasks == atasks) {
+		size_t na = atasks ? atasks * 2 : 64;
+		struct task *nt = realloc(tasks, na * sizeof(*nt));
+		if (!nt) {
+			close(fd);
+			return NULL;
+		}
+		tasks = nt;
+		atasks = na;
+	}
+	t = &tasks[ntasks++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->fd = fd;
+	n = read_comm(tid, comm, sizeof(comm));
+	if (tid == cl_pid())
+		snprintf(main_comm, sizeof(main_comm), "%s", comm);
+	if (n && (tid == cl_pid() || strcmp(comm, main_comm)))
+		cl_emit_thread(tid, cl_intern(comm, n), 0, cl_now());
+	else
+		cl_emit_thread(tid, 0, 0, cl_now());
+	return t;
+}
+
+static void sample_once(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	size_t out = 0;
+
+	if (!d)
+		return;
+	for (size_t i = 0; i < ntasks; i++)
+		tasks[i].seen = 0;
+	/* the main thread first, so that its name is known before the others' */
+	if (!ntasks)
+		task_add(cl_pid());
+	while ((de = readdir(d))) {
+		uint32_t tid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		size_t i;
+		if (!tid || is_internal(tid))
+			continue;
+		for (i = 0; i < ntasks && tasks[i].tid != tid; i++)
+			;
+		if (i < ntasks)
+			tasks[i].seen = 1;
+		else if (task_add(tid))
+			tasks[ntasks - 1].seen = 1;
+	}
+	closedir(d);
+	for (size_t i = 0; i < ntasks; i++) {
+		struct task *t = &tasks[i];
+		char buf[128];
+		ssize_t n = t->seen ? pread(t->fd, buf, sizeof(buf) - 1, 0) : -1;
+		if (n <= 0) {
+			close(t->fd);
+			continue;
+		}
+		buf[n] = 0;
+		{
+			char *end;
+			uint64_t run = strtoull(buf, &end, 10);
+			uint64_t wait = strtoull(end, NULL, 10);
+			if (!t->sampled || run != t->run_ns) {
+				struct trace_cpu_sample *s = cl_reserve(TRACE_EV_CPU_SAMPLE, sizeof(*s));
+				if (s) {
+					s->time = cl_now();
+					s->run_ns = run;
+					s->wait_ns = wait;
+					s->pid = cl_pid();
+					s->tid = t->tid;
+					cl_commit();
+				}
+				t->run_ns = run;
+				t->sampled = 1;
+			}
+		}
+		tasks[out++] = *t;
+	}
+	ntasks = out;
+}
+
+static void *sampler_main(void *arg)
+{
+	uint64_t period = 1000000000u / cl_config.cpu_sample_hz;
+
+	(void)arg;
+	cl_mark_internal_thread();
+	prctl(PR_SET_NAME, "gpuscope-cpu", 0, 0, 0);
+	atomic_store(&sampler_tid, (uint32_t)syscall(SYS_gettid));
+	while (!atomic_load(&sampler_stop) && atomic_load(&cl_live)) {
+		struct timespec ts = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };
+		sample_once();
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+int cl_cpusample_start(void)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+		cl_sym("pthread_create");
+
+	if (!cl_config.cpu_sample_hz || sampler_running || !create)
+		return 0;
+	atomic_store(&sampler_stop, 0);
+	if (create(&sampler_th, NULL, sampler_main, NULL))
+		return -1;
+	sampler_running = 1;
+	return 0;
+}
+
+void cl_cpusample_stop(void)
+{
+	atomic_store(&sampler_stop, 1);
+}
+
+void cl_cpusample_atfork_child(void)
+{
+	/* the fds are the parent's threads' */
+	for (size_t i = 0; i < ntasks; i++)
+		close(tasks[i].fd);
+	ntasks = 0;
+	main_comm[0] = 0;
+	sampler_running = 0;
+	atomic_store(&sampler_tid, 0);
+	atomic_store(&sampler_stop, 0);
+}

@@ -1,0 +1,111 @@
+/*
+ * internal.h - what the collector's own files share beyond collect.h.
+ *
+ * core.c owns the configuration, the block pool, the per-thread state, the
+ * string table, the writer thread and every exit path.  nvtx.c, osrt.c and
+ * cpusample.c only record through cl_reserve()/cl_commit() and the helpers
+ * below.  Nothing here is exported from the shared library.
+ */
+#ifndef GS_COLLECT_INTERNAL_H
+#define GS_COLLECT_INTERNAL_H
+
+#include "collect.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#define CL_TLS __attribute__((tls_model("initial-exec")))
+
+/* Depth of the per-thread NVTX push/pop stack; deeper pushes are dropped. */
+#define CL_NVTX_DEPTH 128
+/* Entries of the per-thread string cache (a power of two). */
+#define CL_ICACHE 256
+
+struct cl_block;
+
+/* An NVTX push/pop range that is open on this thread. */
+struct cl_nvtx_open {
+	uint64_t start;
+	uint64_t payload;
+	uint32_t name_id, domain_id, category, color;
+	void *domain;             /* handle, to match domain pops */
+	uint8_t payload_type;
+	uint8_t capture;          /* this range opened the capture window */
+	uint8_t dropped;          /* not recorded (capture off at push) */
+};
+
+struct cl_icache {
+	const char *ptr;          /* caller's pointer (the key) */
+	const char *copy;         /* interned copy, owned by the string table */
+	uint32_t len, id, gen;
+};
+
+/*
+ * Per-thread state, reached through a TLS pointer.  Created by the
+ * pthread_create wrapper or on a thread's first record; freed never (a
+ * thread's state outlives it so that late readers stay safe).
+ */
+struct cl_thread {
+	struct cl_block *blk;     /* current block, NULL until the first record */
+	unsigned char *data;      /* blk's bytes */
+	size_t cap, pos;          /* block size; bytes committed so far */
+	size_t pending;           /* size of the entry reserved, not committed */
+	uint32_t tid;
+	_Atomic uint32_t tid_pub; /* tid, published for pthread_setname_np lookups */
+	pthread_t self;
+	int internal;             /* one of the collector's own threads */
+	unsigned depth;           /* NVTX push/pop stack */
+	struct cl_nvtx_open stack[CL_NVTX_DEPTH];
+	struct cl_icache icache[CL_ICACHE];
+	struct cl_thread *next;   /* registry of all threads */
+};
+
+/* The calling thread's state, creating it; NULL when not recording or dead. */
+struct cl_thread *cl_thread_get(void);
+/* The tid of the thread @th when it is known to the collector, else 0. */
+uint32_t cl_thread_tid_of(pthread_t th);
+/* Set up the state of a thread about to run (pthread_create wrapper). */
+struct cl_thread *cl_thread_prepare(void);
+void cl_thread_start(struct cl_thread *t);
+
+/* Set once cl_init() succeeded and until the process's stream ended. */
+extern _Atomic int cl_live;
+/* The calling thread's state: NULL before its first record, CL_DEAD after its exit. */
+extern __thread struct cl_thread *cl_self CL_TLS;
+#define CL_DEAD ((struct cl_thread *)1)
+/* Thread-local re-entrancy depth (see cl_guard_enter). */
+extern __thread int cl_guard_depth CL_TLS;
+
+/* The real libc symbol @name (dlsym RTLD_NEXT), or NULL. */
+void *cl_sym(const char *name);
+void *cl_vsym(const char *name, const char *version);
+
+/* Record helpers used by several sources. */
+void cl_emit_thread(uint32_t tid, uint32_t name_id, uint32_t flags, uint64_t time);
+
+/* Exit and process-tree paths (core.c), called by the interposers. */
+void cl_before_exec(void);
+void cl_after_exec_failed(void);
+void cl_final(void);
+/* In a vfork child (shares the parent's memory): do nothing at all. */
+int cl_in_vfork_child(void);
+
+/* CPU sampling thread (cpusample.c). */
+int cl_cpusample_start(void);
+void cl_cpusample_stop(void);
+void cl_cpusample_atfork_child(void);
+
+/* NVTX state kept across the process (nvtx.c). */
+void cl_nvtx_atfork_child(void);
+
+/* The part file's descriptor (-1 when none): close() of it is refused. */
+extern _Atomic int cl_part_fd;
+
+/* The writer thread's tid (not sampled). */
+extern uint32_t cl_writer_tid;
+
+/* A tid that must not be sampled or traced: one of the collector's threads. */
+void cl_mark_internal_thread(void);
+
+#endif

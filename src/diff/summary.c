@@ -1,0 +1,401 @@
+/*
+ * summary.c - one run's metrics (see diff.h).
+ */
+#include "diff.h"
+#include "../analyze/analyze.h"
+#include "../import/import.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void diff_opts_init(struct diff_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->noise = 0.05;
+	o->noise_points = 0.02;
+	o->finding_min_gain = 0.05;
+}
+
+static struct run_metric *add_metric(struct run_summary *s, const char *key, const char *label,
+				     double v, int dir, int kind)
+{
+	struct run_metric *m;
+
+	if (!isfinite(v))
+		return NULL;
+	ALLOC_GROW(s->m, s->n + 1, s->alloc);
+	m = &s->m[s->n++];
+	memset(m, 0, sizeof(*m));
+	snprintf(m->key, sizeof(m->key), "%s", key);
+	snprintf(m->label, sizeof(m->label), "%s", label);
+	m->value = m->lo = m->hi = v;
+	m->n = 1;
+	m->dir = dir;
+	m->kind = kind;
+	return m;
+}
+
+const struct run_metric *run_metric_find(const struct run_summary *s, const char *key)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->m[i].key, key))
+			return &s->m[i];
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Is @name one of the names that mark a training/inference step by habit? */
+static int is_step_name(const char *name)
+{
+	return !strcmp(name, "step") || !strncmp(name, "ProfilerStep", 12) ||
+	       !strcmp(name, "train_step") || !strcmp(name, "iteration");
+}
+
+struct windows {
+	struct interval_set set;   /* union of the step ranges */
+	size_t steps;
+	double step_median_s;
+};
+
+static void find_steps(const struct model *m, const char *want, struct windows *w,
+		       char **source)
+{
+	double *dur = NULL;
+	size_t n = 0, alloc = 0;
+	const char *chosen = NULL;
+
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		const struct trace_nvtx_range *r = &m->nvtx.v[i];
+		const char *name = model_str(m, r->name_id);
+		if (!r->end || r->end <= r->start)
+			continue;
+		if (want ? strcmp(name, want) != 0 : !is_step_name(name))
+			continue;
+		/* with auto-detection, stick to the first step-like name seen */
+		if (!want) {
+			if (!chosen)
+				chosen = name;
+			else if (strncmp(chosen, "ProfilerStep", 12) || strncmp(name, "ProfilerStep", 12))
+				if (strcmp(chosen, name))
+					continue;
+		}
+		/* nested ranges of the same name count once: skip those inside the last */
+		if (w->set.n && r->start < w->set.v[w->set.n - 1].end)
+			continue;
+		ALLOC_GROW(dur, n + 1, alloc);
+		dur[n++] = (double)(r->end - r->start) / 1e9;
+		ivset_add(&w->set, r->start, r->end);
+	}
+	if (n) {
+		w->steps = n;
+		w->step_median_s = median(dur, n);
+		*source = xstrfmt("nvtx range '%s'", want ? want : chosen);
+	}
+	free(dur);
+}
+
+static int in_windows(struct windows *w, uint64_t t)
+{
+	return !w->steps || ivset_overlap(&w->set, t, t + 1) > 0;
+}
+
+struct kernel_total {
+	uint32_t name_id;
+	uint64_t total;
+	uint64_t count;
+};
+
+static int cmp_kt(const void *a, const void *b)
+{
+	const struct kernel_total *x = a, *y = b;
+	return (x->total < y->total) - (x->total > y->total);
+}
+
+static int cmp_kt_name(const void *a, const void *b)
+{
+	const struct kernel_total *x = a, *y = b;
+	return (x->name_id > y->name_id) - (x->name_id < y->name_id);
+}
+
+int run_summarize_model(const struct model *m, const char *source, const struct diff_opts *o,
+			struct run_summary *s)
+{
+	struct windows w = { 0 };
+	struct interval_set busy = { 0 }, comm = { 0 }, compute = { 0 };
+	struct analyze_opts ao = { 0 };
+	struct analyze_result ar;
+	double wall = m->t_max > m->t_min ? (double)(m->t_max - m->t_min) / 1e9 : 0;
+	double span_s, per; /* the time the per-step numbers are over */
+	uint64_t lo = m->t_min, hi = m->t_max;
+	size_t launches = 0, syncs = 0, allocs = 0, kernels = 0;
+	uint64_t ktime = 0, copy_t[16] = { 0 }, copy_b[16] = { 0 }, pageable_b = 0;
+	struct kernel_total *kt;
+	size_t nkt = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->source = xstrdup(source);
+	s->runs = 1;
+	find_steps(m, o->step, &w, &s->step_source);
+	if (o->step && !w.steps)
+		warning("'%s': no NVTX range named '%s'; steps are detected instead", source, o->step);
+
+	ao.step = w.steps ? NULL : o->step;
+	if (analyze_run(m, &ao, &ar) < 0) {
+		ivset_release(&w.set);
+		return -1;
+	}
+	if (!w.steps && ar.summary.step_period_s > 0 && wall > 0) {
+		w.step_median_s = ar.summary.step_period_s;
+		s->step_source = xstrfmt("%s", ar.summary.step_source ? ar.summary.step_source
+								   : "periodic GPU idle gaps");
+	}
+	if (w.steps) {
+		lo = w.set.v[0].start;
+		hi = w.set.v[w.set.n - 1].end;
+	}
+	span_s = hi > lo ? (double)(hi - lo) / 1e9 : 0;
+	/* the number of steps the per-step values divide by */
+	per = w.steps ? (double)w.steps
+		      : (w.step_median_s > 0 && wall > 0 ? wall / w.step_median_s : 0);
+
+	add_metric(s, "wall_s", "wall time", wall, DIR_LOWER, MK_TIME);
+	if (w.step_median_s > 0)
+		add_metric(s, "step_time_s", "time per step", w.step_median_s, DIR_LOWER, MK_TIME);
+	if (w.steps)
+		add_metric(s, "steps", "steps recorded", (double)w.steps, DIR_NEUTRAL, MK_COUNT);
+
+	for (size_t i = 0; i < m->kernels.n; i++) {
+		const struct trace_kernel *k = &m->kernels.v[i];
+		if (!in_windows(&w, k->start))
+			continue;
+		kernels++;
+		ktime += k->end > k->start ? k->end - k->start : 0;
+		if (k->flags & TRACE_GPU_COMM)
+			ivset_add(&comm, k->start, k->end);
+		else
+			ivset_add(&compute, k->start, k->end);
+	}
+	for (size_t i = 0; i < m->memcpys.n; i++) {
+		const struct trace_memcpy *c = &m->memcpys.v[i];
+		if (!in_windows(&w, c->start))
+			continue;
+		copy_t[c->kind & 15] += c->end > c->start ? c->end - c->start : 0;
+		copy_b[c->kind & 15] += c->bytes;
+		if (c->src_kind == MEM_PAGEABLE || c->dst_kind == MEM_PAGEABLE)
+			pageable_b += c->bytes;
+	}
+	for (size_t i = 0; i < m->api.n; i++) {
+		const struct trace_api *a = &m->api.v[i];
+		const char *name = model_str(m, a->name_id);
+		if (!in_windows(&w, a->start))
+			continue;
+		if (strstr(name, "Launch") || strstr(name, "launch"))
+			launches++;
+		else if (strstr(name, "Synchronize") || strstr(name, "synchronize"))
+			syncs++;
+		else if (strstr(name, "Malloc") || strstr(name, "MemAlloc"))
+			allocs++;
+	}
+	if (!(m->has & MODEL_HAS_API)) /* no API records: count sync records instead */
+		for (size_t i = 0; i < m->syncs.n; i++)
+			syncs += in_windows(&w, m->syncs.v[i].start);
+	if (!allocs)
+		for (size_t i = 0; i < m->memory.n; i++)
+			allocs += m->memory.v[i].op == TRACE_MEM_ALLOC && in_windows(&w, m->memory.v[i].time);
+
+	if (m->has & MODEL_HAS_CUDA) {
+		model_gpu_busy(m, UINT32_MAX, &busy);
+		if (span_s > 0) {
+			double b = (double)ivset_overlap(&busy, lo, hi) / 1e9 / span_s;
+			add_metric(s, "gpu_busy", "GPU busy", b, DIR_HIGHER, MK_FRACTION);
+			add_metric(s, "gpu_idle", "GPU idle", 1 - b, DIR_LOWER, MK_FRACTION);
+		}
+		if (per > 0) {
+			add_metric(s, "kernels_per_step", "kernels per step", kernels / per, DIR_LOWER, MK_COUNT);
+			add_metric(s, "kernel_time_per_step_s", "kernel time per step",
+				   (double)ktime / 1e9 / per, DIR_LOWER, MK_TIME);
+			if (m->has & MODEL_HAS_API)
+				add_metric(s, "launches_per_step", "launches per step", launches / per,
+					   DIR_LOWER, MK_COUNT);
+			if (m->has & (MODEL_HAS_API | MODEL_HAS_SYNC))
+				add_metric(s, "syncs_per_step", "syncs per step", syncs / per, DIR_LOWER,
+					   MK_COUNT);
+			if (m->has & (MODEL_HAS_API | MODEL_HAS_MEMORY))
+				add_metric(s, "allocs_per_step", "device allocations per step",
+					   allocs / per, DIR_LOWER, MK_COUNT);
+		} else {
+			add_metric(s, "kernels", "kernels", (double)kernels, DIR_NEUTRAL, MK_COUNT);
+			add_metric(s, "kernel_time_s", "kernel time", (double)ktime / 1e9, DIR_LOWER,
+				   MK_TIME);
+		}
+		for (unsigned kind = 1; kind < 16; kind++) {
+			char key[64], label[96];
+			const char *kn = trace_copy_kind_name(kind);
+			if (!copy_b[kind] && !copy_t[kind])
+				continue;
+			snprintf(key, sizeof(key), "copy_%s_s%s", kn, per > 0 ? "_per_step" : "");
+			snprintf(label, sizeof(label), "%s copy time%s", kn, per > 0 ? " per step" : "");
+			add_metric(s, key, label, (double)copy_t[kind] / 1e9 / (per > 0 ? per : 1),
+				   DIR_LOWER, MK_TIME);
+			snprintf(key, sizeof(key), "copy_%s_bytes%s", kn, per > 0 ? "_per_step" : "");
+			snprintf(label, sizeof(label), "%s bytes%s", kn, per > 0 ? " per step" : "");
+			add_metric(s, key, label, (double)copy_b[kind] / (per > 0 ? per : 1),
+				   DIR_NEUTRAL, MK_BYTES);
+		}
+		if (pageable_b)
+			add_metric(s, per > 0 ? "pageable_bytes_per_step" : "pageable_bytes",
+				   per > 0 ? "pageable copy bytes per step" : "pageable copy bytes",
+				   (double)pageable_b / (per > 0 ? per : 1), DIR_LOWER, MK_BYTES);
+		if (comm.n) {
+			uint64_t exposed = ivset_total(&comm) - ivset_intersect_total(&comm, &compute);
+			add_metric(s, per > 0 ? "exposed_comm_per_step_s" : "exposed_comm_s",
+				   per > 0 ? "exposed communication per step" : "exposed communication",
+				   (double)exposed / 1e9 / (per > 0 ? per : 1), DIR_LOWER, MK_TIME);
+		}
+	}
+
+	/* top kernels by total time */
+	kt = xcalloc(m->kernels.n + 1, sizeof(*kt));
+	for (size_t i = 0; i < m->kernels.n; i++) {
+		if (!in_windows(&w, m->kernels.v[i].start))
+			continue;
+		kt[nkt].name_id = m->kernels.v[i].name_id;
+		kt[nkt].total = m->kernels.v[i].end - m->kernels.v[i].start;
+		kt[nkt].count = 1;
+		nkt++;
+	}
+	qsort(kt, nkt, sizeof(*kt), cmp_kt_name);
+	{
+		size_t out = 0;
+		for (size_t i = 0; i < nkt; i++) {
+			if (out && kt[out - 1].name_id == kt[i].name_id) {
+				kt[out - 1].total += kt[i].total;
+				kt[out - 1].count += kt[i].count;
+			} else {
+				kt[out++] = kt[i];
+			}
+		}
+		nkt = out;
+	}
+	qsort(kt, nkt, sizeof(*kt), cmp_kt);
+	for (size_t i = 0; i < nkt && i < 8; i++) {
+		char key[96], label[128];
+		const char *name = model_str(m, kt[i].name_id);
+		snprintf(key, sizeof(key), "kernel_s:%.80s", name);
+		snprintf(label, sizeof(label), "kernel %.60s%s%s", name, strlen(name) > 60 ? "..." : "",
+			 per > 0 ? " per step" : "");
+		add_metric(s, key, label, (double)kt[i].total / 1e9 / (per > 0 ? per : 1), DIR_LOWER,
+			   MK_TIME);
+	}
+	free(kt);
+
+	for (size_t i = 0; i < ar.n; i++) {
+		struct run_finding *f;
+		ALLOC_GROW(s->f, s->nf + 1, s->allocf);
+		f = &s->f[s->nf++];
+		snprintf(f->id, sizeof(f->id), "%s", ar.findings[i].id);
+		snprintf(f->title, sizeof(f->title), "%s", ar.findings[i].title ? ar.findings[i].title : "");
+		f->gain = ar.findings[i].gain;
+	}
+	analyze_result_release(&ar);
+	ivset_release(&w.set);
+	ivset_release(&busy);
+	ivset_release(&comm);
+	ivset_release(&compute);
+	return 0;
+}
+
+int run_summarize_path(const char *path, const struct diff_opts *o, struct run_summary *s)
+{
+	struct model m;
+	int ret;
+
+	model_init(&m);
+	if (load_input(&m, path) < 0) {
+		model_release(&m);
+		return -1;
+	}
+	ret = run_summarize_model(&m, path, o, s);
+	model_release(&m);
+	return ret;
+}
+
+void run_summary_combine(const struct run_summary *runs, size_t n, struct run_summary *out)
+{
+	double *vals = xmalloc((n + 1) * sizeof(*vals));
+
+	memset(out, 0, sizeof(*out));
+	out->runs = (int)n;
+	out->source = n == 1 ? xstrdup(runs[0].source)
+			     : xstrfmt("%s (+%zu more)", runs[0].source, n - 1);
+	if (n && runs[0].step_source)
+		out->step_source = xstrdup(runs[0].step_source);
+	/* metrics: every key seen in any run, in first-seen order */
+	for (size_t r = 0; r < n; r++) {
+		for (size_t i = 0; i < runs[r].n; i++) {
+			const struct run_metric *src = &runs[r].m[i];
+			struct run_metric *dst;
+			size_t k = 0;
+			if (run_metric_find(out, src->key))
+				continue;
+			for (size_t q = 0; q < n; q++) {
+				const struct run_metric *x = run_metric_find(&runs[q], src->key);
+				if (x)
+					vals[k++] = x->value;
+			}
+			dst = add_metric(out, src->key, src->label, median(vals, k), src->dir, src->kind);
+			if (dst) {
+				dst->lo = vals[0];
+				dst->hi = vals[k - 1];
+				dst->n = (int)k;
+			}
+		}
+	}
+	/* findings: by id, median gain over the runs (absent = 0) */
+	for (size_t r = 0; r < n; r++) {
+		for (size_t i = 0; i < runs[r].nf; i++) {
+			const struct run_finding *src = &runs[r].f[i];
+			struct run_finding *dst;
+			size_t k = 0, seen = 0;
+			for (size_t j = 0; j < out->nf; j++)
+				seen |= !strcmp(out->f[j].id, src->id);
+			if (seen)
+				continue;
+			for (size_t q = 0; q < n; q++) {
+				double g = 0;
+				for (size_t j = 0; j < runs[q].nf; j++)
+					if (!strcmp(runs[q].f[j].id, src->id) && runs[q].f[j].gain > g)
+						g = runs[q].f[j].gain;
+				vals[k++] = g;
+			}
+			ALLOC_GROW(out->f, out->nf + 1, out->allocf);
+			dst = &out->f[out->nf++];
+			*dst = *src;
+			dst->gain = median(vals, k);
+		}
+	}
+	free(vals);
+}
+
+void run_summary_release(struct run_summary *s)
+{
+	free(s->source);
+	free(s->step_source);
+	free(s->m);
+	free(s->f);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,338 @@
+/*
+ * cases.c - synthetic reports that show one pathology each with a known
+ * answer, and their fixed twins (see cases.h).
+ */
+#include "cases.h"
+#include "synth.h"
+
+#include <string.h>
+
+#define US 1000ull
+#define MS 1000000ull
+#define T0 (1000 * MS)      /* reports start at 1 s of CLOCK_MONOTONIC */
+#define MAIN 100            /* pid and main tid */
+
+static const struct synth_kernel K_GEMM = { "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn", 0, 7, 264, 256, 0 };
+static const struct synth_kernel K_ELT = { "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>", 0, 7, 528, 128, 0 };
+
+static int open_py(struct synth *s, const char *path)
+{
+	if (synth_open(s, path, MAIN, "python3 train.py") < 0)
+		return -1;
+	synth_thread(s, MAIN, "python3");
+	synth_device(s, 0, 132, 143771ull << 20, 1980);
+	return 0;
+}
+
+/*
+ * dataloader: 100 steps of 20 ms read() on the main thread, then one 10 ms
+ * kernel.  Idle 2/3, all of it I/O; period 30 ms.
+ * fixed: a loader thread reads while the GPU computes; the main thread
+ * launches ahead, kernels back to back.
+ */
+static int c_dataloader(const char *path, int fixed)
+{
+	struct synth s;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	synth_thread(&s, MAIN + 1, "loader");
+	for (int i = 0; i < 100; i++) {
+		if (!fixed) {
+			uint64_t t = T0 + (uint64_t)i * 30 * MS;
+			synth_osrt(&s, MAIN, OSRT_READ, t, t + 20 * MS);
+			synth_kernel(&s, MAIN, t + 20 * MS, t + 20 * MS + 5 * US, t + 20 * MS + 10 * US,
+				     t + 30 * MS, &K_GEMM);
+		} else {
+			uint64_t t = T0 + (uint64_t)i * 10 * MS;
+			synth_osrt(&s, MAIN + 1, OSRT_READ, t, t + 8 * MS);
+			synth_kernel(&s, MAIN, t > 10 * US ? t - 5 * MS : t, t - 5 * MS + 5 * US, t + 1 * US,
+				     t + 10 * MS, &K_GEMM);
+		}
+	}
+	return synth_close(&s);
+}
+
+/*
+ * launch-bound: 20000 kernels of 3 us, one launched every 10 us by a
+ * cudaLaunchKernel of 8 us; the queue is empty between them (7 us gaps).
+ * fixed: the same kernels replayed from CUDA graphs, 1 us apart.
+ */
+static int c_launch(const char *path, int fixed)
+{
+	struct synth s;
+	struct synth_kernel k = { "void at::native::vectorized_elementwise_kernel<4, at::native::MulFunctor<float>>", 0, 7, 132, 128, 0 };
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 20000; i++) {
+		if (!fixed) {
+			uint64_t t = T0 + (uint64_t)i * 10 * US;
+			synth_kernel(&s, MAIN, t, t + 8 * US, t + 9 * US, t + 12 * US, &k);
+		} else {
+			uint64_t t = T0 + (uint64_t)i * 4 * US;
+			k.flags = TRACE_GPU_GRAPH;
+			if (i % 100 == 0)
+				synth_api(&s, MAIN, "cudaGraphLaunch", t - 20 * US, t - 10 * US);
+			synth_kernel(&s, MAIN, 0, 0, t, t + 3 * US, &k);
+		}
+	}
+	return synth_close(&s);
+}
+
+/*
+ * sync: 100 steps: 50 kernels of 100 us launched 6 us apart, then
+ * cudaDeviceSynchronize until the GPU drains, then 1 ms of host work before
+ * the next step.  Idle ~1 ms of ~6 ms per step, after a sync that blocked
+ * ~4.7 ms: gain ~1/6.
+ * fixed: no synchronisation, the CPU stays ahead, kernels back to back.
+ */
+static int c_sync(const char *path, int fixed)
+{
+	struct synth s;
+	uint64_t t = T0, gpu = T0;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 100; i++) {
+		for (int j = 0; j < 50; j++) {
+			uint64_t as = t + (uint64_t)j * 6 * US;
+			uint64_t ks = as + 10 * US > gpu ? as + 10 * US : gpu;
+			synth_kernel(&s, MAIN, as, as + 5 * US, ks, ks + 100 * US, &K_GEMM);
+			gpu = ks + 100 * US;
+		}
+		if (!fixed) {
+			synth_api(&s, MAIN, "cudaDeviceSynchronize", t + 50 * 6 * US, gpu + 3 * US);
+			t = gpu + 3 * US + 1 * MS;
+		} else {
+			t += 50 * 6 * US + 1 * MS; /* the CPU runs ahead: launches queue up */
+		}
+	}
+	return synth_close(&s);
+}
+
+/*
+ * pageable: 50 steps: cudaMemcpy of 64 MiB from pageable memory (2 ms
+ * staging, then 10 ms on the GPU at 6.7 GB/s), then a 5 ms kernel.
+ * Gain: (2 ms + 10 ms x (1 - 2.68/10)) / 17 ms ~ 0.55.
+ * fixed: pinned copies at 25 GB/s on a copy stream, overlapped with compute.
+ */
+static int c_pageable(const char *path, int fixed)
+{
+	struct synth s;
+	uint64_t bytes = 64ull << 20;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 50; i++) {
+		if (!fixed) {
+			uint64_t t = T0 + (uint64_t)i * 17020 * US;
+			synth_copy(&s, MAIN, "cudaMemcpy", t, t + 12 * MS, t + 2 * MS, t + 12 * MS, COPY_HTOD,
+				   MEM_PAGEABLE, MEM_DEVICE, bytes, 7);
+			synth_kernel(&s, MAIN, t + 12 * MS, t + 12 * MS + 5 * US, t + 12 * MS + 10 * US,
+				     t + 17010 * US, &K_GEMM);
+		} else {
+			uint64_t t = T0 + (uint64_t)i * 5 * MS;
+			synth_copy(&s, MAIN, "cudaMemcpyAsync", t - 1 * MS, t - 1 * MS + 8 * US, t + 100 * US,
+				   t + 100 * US + 2684 * US, COPY_HTOD, MEM_PINNED, MEM_DEVICE, bytes, 8);
+			synth_kernel(&s, MAIN, t - 1 * MS, t - 1 * MS + 5 * US, t, t + 5 * MS - 1 * US, &K_GEMM);
+		}
+	}
+	return synth_close(&s);
+}
+
+/*
+ * serial-copy: 50 steps of a pinned 64 MiB copy (2.7 ms) then a 5 ms kernel
+ * on the same stream, all queued ahead: copy and compute take turns.
+ * Gain: min(2.7, 5) / 7.7 ~ 0.35.  fixed: copies on stream 8 beside compute.
+ */
+static int c_serial(const char *path, int fixed)
+{
+	struct synth s;
+	uint64_t bytes = 64ull << 20, t = T0;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 50; i++) {
+		uint64_t a = T0 - 1 * MS + (uint64_t)i * 10 * US;
+		if (!fixed) {
+			synth_copy(&s, MAIN, "cudaMemcpyAsync", a, a + 5 * US, t, t + 2700 * US, COPY_HTOD,
+				   MEM_PINNED, MEM_DEVICE, bytes, 7);
+			synth_kernel(&s, MAIN, a + 6 * US, a + 9 * US, t + 2701 * US, t + 7701 * US, &K_GEMM);
+			t += 7702 * US;
+		} else {
+			synth_copy(&s, MAIN, "cudaMemcpyAsync", a, a + 5 * US, t + 100 * US, t + 2800 * US,
+				   COPY_HTOD, MEM_PINNED, MEM_DEVICE, bytes, 8);
+			synth_kernel(&s, MAIN, a + 6 * US, a + 9 * US, t, t + 5 * MS, &K_GEMM);
+			t += 5001 * US;
+		}
+	}
+	return synth_close(&s);
+}
+
+/*
+ * tensor-core: per step an FP32 SIMT GEMM of 8 ms and 2 ms of element-wise
+ * work, queued ahead.  Gain: 0.8 x (1 - 1/4) = 0.6.
+ * fixed: a BF16 tensor-core GEMM of 2 ms.
+ */
+static int c_tensor(const char *path, int fixed)
+{
+	struct synth s;
+	struct synth_kernel g = { "ampere_sgemm_128x64_nn", 0, 7, 264, 256, 0 };
+	uint64_t t = T0, gl = fixed ? 2 * MS : 8 * MS;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 50; i++) {
+		uint64_t a = T0 - 1 * MS + (uint64_t)i * 10 * US;
+		synth_kernel(&s, MAIN, a, a + 4 * US, t, t + gl, fixed ? &K_GEMM : &g);
+		synth_kernel(&s, MAIN, a + 5 * US, a + 9 * US, t + gl + 1 * US, t + gl + 2 * MS, &K_ELT);
+		t += gl + 2 * MS + 2 * US;
+	}
+	return synth_close(&s);
+}
+
+/*
+ * underfill: a 10 ms kernel with 4 blocks on a 132-SM GPU, back to back.
+ * Gain: 1 - 4/132 ~ 0.97.  fixed: 264 blocks.
+ */
+static int c_underfill(const char *path, int fixed)
+{
+	struct synth s;
+	struct synth_kernel k = { "reduce_rows_kernel", 0, 7, fixed ? 264 : 4, 1024, 0 };
+	uint64_t t = T0;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 50; i++) {
+		uint64_t a = T0 - 1 * MS + (uint64_t)i * 10 * US;
+		synth_kernel(&s, MAIN, a, a + 4 * US, t, t + 10 * MS, &k);
+		t += 10 * MS + 1 * US;
+	}
+	return synth_close(&s);
+}
+
+/*
+ * alloc-churn: per step cudaMalloc (1 ms), a 5 ms kernel, cudaFree blocking
+ * until the kernel ends; the GPU idles through the free and the next malloc
+ * (~1.03 ms of ~6.03 ms): gain ~0.17.  fixed: one allocation before the loop.
+ */
+static int c_alloc(const char *path, int fixed)
+{
+	struct synth s;
+	uint64_t t = T0;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	if (fixed) {
+		synth_api(&s, MAIN, "cudaMalloc", t - 2 * MS, t - 1 * MS);
+		synth_memory(&s, t - 1 * MS, TRACE_MEM_ALLOC, 0x7f0000000000ull, 256ull << 20);
+	}
+	for (int i = 0; i < 100; i++) {
+		if (!fixed) {
+			synth_api(&s, MAIN, "cudaMalloc", t, t + 1 * MS);
+			synth_memory(&s, t + 1 * MS, TRACE_MEM_ALLOC, 0x7f0000000000ull, 256ull << 20);
+			synth_kernel(&s, MAIN, t + 1 * MS, t + 1 * MS + 5 * US, t + 1 * MS + 10 * US,
+				     t + 6 * MS + 10 * US, &K_GEMM);
+			synth_api(&s, MAIN, "cudaFree", t + 1 * MS + 20 * US, t + 6 * MS + 30 * US);
+			synth_memory(&s, t + 6 * MS + 30 * US, TRACE_MEM_FREE, 0x7f0000000000ull, 256ull << 20);
+			t += 6 * MS + 30 * US;
+		} else {
+			synth_kernel(&s, MAIN, T0 - 1 * MS + (uint64_t)i * 10 * US,
+				     T0 - 1 * MS + (uint64_t)i * 10 * US + 5 * US, t, t + 5 * MS, &K_GEMM);
+			t += 5 * MS + 1 * US;
+		}
+	}
+	return synth_close(&s);
+}
+
+/*
+ * comm-wait: two ranks; per step 6 ms of compute then a 4 ms NCCL
+ * all-reduce that nothing overlaps.  Gain 0.4.  fixed: the all-reduce runs
+ * on stream 20 beside the compute.
+ */
+static int c_comm(const char *path, int fixed)
+{
+	struct synth s;
+	struct synth_kernel nccl = { "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 0, 20, 16, 512, TRACE_GPU_COMM };
+
+	if (synth_open(&s, path, 200, "python3 -m torch.distributed.run train.py") < 0)
+		return -1;
+	for (uint32_t r = 0; r < 2; r++) {
+		uint64_t t = T0;
+		if (r)
+			synth_process(&s, 201, "python3 -m torch.distributed.run train.py");
+		synth_thread(&s, 200 + r, "python3");
+		synth_device(&s, 0, 132, 143771ull << 20, 1980);
+		for (int i = 0; i < 50; i++) {
+			uint64_t a = T0 - 1 * MS + (uint64_t)i * 20 * US;
+			synth_kernel(&s, 200 + r, a, a + 4 * US, t, t + 6 * MS, &K_GEMM);
+			if (!fixed) {
+				synth_kernel(&s, 200 + r, a + 5 * US, a + 9 * US, t + 6 * MS + 1 * US, t + 10 * MS, &nccl);
+				t += 10 * MS + 2 * US;
+			} else {
+				synth_kernel(&s, 200 + r, a + 5 * US, a + 9 * US, t + 1 * MS, t + 5 * MS, &nccl);
+				t += 6 * MS + 1 * US;
+			}
+		}
+	}
+	return synth_close(&s);
+}
+
+/*
+ * memory: allocations grow to 97% of the device (broken) or stay at 30%.
+ */
+static int c_memory(const char *path, int fixed)
+{
+	struct synth s;
+	uint64_t t = T0, cap = 143771ull << 20, step = fixed ? cap / 300 : cap / 103;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 100; i++) {
+		uint64_t a = T0 - 1 * MS + (uint64_t)i * 10 * US;
+		synth_kernel(&s, MAIN, a, a + 4 * US, t, t + 5 * MS, &K_GEMM);
+		synth_memory(&s, t + 1 * MS, TRACE_MEM_ALLOC, 0x7f0000000000ull + (uint64_t)i * (1ull << 32), step);
+		if (fixed && i)
+			synth_memory(&s, t + 2 * MS, TRACE_MEM_FREE, 0x7f0000000000ull + (uint64_t)(i - 1) * (1ull << 32), 0);
+		t += 5 * MS + 1 * US;
+	}
+	return synth_close(&s);
+}
+
+/*
+ * throttle: SM clock 1500 MHz of 1980 while busy, 90 C.  Gain: 1 - 1500/1980
+ * ~ 0.24 (busy share 1).  fixed: 1980 MHz, 60 C.
+ */
+static int c_throttle(const char *path, int fixed)
+{
+	struct synth s;
+	uint64_t t = T0;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 100; i++) {
+		uint64_t a = T0 - 1 * MS + (uint64_t)i * 10 * US;
+		synth_kernel(&s, MAIN, a, a + 4 * US, t, t + 5 * MS, &K_GEMM);
+		synth_metric(&s, t + 2 * MS, 0, "sm_clock_mhz", fixed ? 1980 : 1500);
+		synth_metric(&s, t + 2 * MS, 0, "temperature_c", fixed ? 60 : 90);
+		synth_metric(&s, t + 2 * MS, 0, "clock_event_reasons", fixed ? 0 : 0x20);
+		t += 5 * MS + 1 * US;
+	}
+	return synth_close(&s);
+}
+
+const struct synth_case synth_cases[] = {
+	{ "dataloader", "data-loading", 2.0 / 3, c_dataloader },
+	{ "launch-bound", "launch-bound", 0.6, c_launch },
+	{ "sync", "synchronization", 1.0 / 6, c_sync },
+	{ "pageable", "pageable-copy", 0.55, c_pageable },
+	{ "serial-copy", "serial-copy", 0.35, c_serial },
+	{ "tensor-core", "tensor-cores-unused", 0.6, c_tensor },
+	{ "underfill", "under-filled-launch", 0.97, c_underfill },
+	{ "alloc-churn", "allocation-churn", 0.17, c_alloc },
+	{ "comm-wait", "exposed-communication", 0.4, c_comm },
+	{ "memory", "memory-pressure", 0, c_memory },
+	{ "throttle", "throttling", 0.24, c_throttle },
+	{ NULL, NULL, 0, NULL },
+};

@@ -1,0 +1,457 @@
+/*
+ * test_analyze.c - every rule on a synthetic report with a known answer and
+ * on its fixed twin; edge cases that must never crash or print NaN.
+ */
+#include "gstest.h"
+#include "analyze/analyze.h"
+#include "cases.h"
+#include "synth.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define US 1000ull
+#define MS 1000000ull
+
+static const char *tmp(const char *name)
+{
+	static char buf[8][512];
+	static int k;
+	k = (k + 1) % 8;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", gstest_tmpdir(), name);
+	return buf[k];
+}
+
+static const struct synth_case *find_case(const char *name)
+{
+	for (const struct synth_case *c = synth_cases; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+/* Print @r both ways into one string (owned by the caller). */
+static char *render(const struct model *m, const struct analyze_result *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK(f != NULL);
+	if (!f)
+		return NULL;
+	CHECK(analyze_print_text(f, m, r) == 0);
+	CHECK(analyze_print_json(f, m, r) == 0);
+	fclose(f);
+	return buf;
+}
+
+/* No NaN or infinity printed as a number (words like "nanosleep" are fine). */
+static void check_no_nan(const char *out)
+{
+	for (const char *p = out; p && (p = strstr(p, "nan")) != NULL; p++) {
+		int before = p == out ? ' ' : p[-1], after = p[3];
+		if (!isalpha((unsigned char)before) && !isalpha((unsigned char)after))
+			gstest_fail(__FILE__, __LINE__, "output prints NaN: ...%.40s", p > out + 20 ? p - 20 : out);
+	}
+	for (const char *p = out; p && (p = strstr(p, "inf")) != NULL; p++) {
+		int before = p == out ? ' ' : p[-1], after = p[3];
+		if (!isalpha((unsigned char)before) && !isalpha((unsigned char)after))
+			gstest_fail(__FILE__, __LINE__, "output prints infinity: ...%.40s", p > out + 20 ? p - 20 : out);
+	}
+}
+
+static int analyze_file(const char *path, const struct analyze_opts *o, struct model *m,
+			struct analyze_result *r)
+{
+	static const struct analyze_opts none;
+
+	model_init(m);
+	if (model_load_report(m, path) < 0)
+		return -1;
+	return analyze_run(m, o ? o : &none, r);
+}
+
+static const struct finding *find(const struct analyze_result *r, const char *id)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->findings[i].id, id))
+			return &r->findings[i];
+	return NULL;
+}
+
+/*
+ * The broken report's top finding is the case's, with the known gain within
+ * @tol; the fixed twin has no finding above 5%.  Returns the text output.
+ */
+static void check_case(const char *name, double tol, const char *must_contain)
+{
+	const struct synth_case *c = find_case(name);
+	const char *bp = tmp("broken.gpuscope"), *fp = tmp("fixed.gpuscope");
+	struct model m;
+	struct analyze_result r;
+	char *out;
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK(c->write(bp, 0) == 0);
+	CHECK(c->write(fp, 1) == 0);
+
+	CHECK(analyze_file(bp, NULL, &m, &r) == 0);
+	out = render(&m, &r);
+	check_no_nan(out);
+	CHECK(r.n >= 1);
+	if (r.n >= 1) {
+		CHECK_STR(r.findings[0].id, c->finding);
+		CHECK_NEAR(r.findings[0].gain, c->gain, tol);
+		CHECK(r.findings[0].evidence && *r.findings[0].evidence);
+		CHECK(r.findings[0].recommendation && *r.findings[0].recommendation);
+		CHECK(r.findings[0].gain_formula && *r.findings[0].gain_formula);
+	}
+	for (size_t i = 1; i < r.n; i++)
+		CHECK(r.findings[i].gain <= r.findings[i - 1].gain);
+	if (must_contain)
+		CHECK_CONTAINS(out, must_contain);
+	if (getenv("GS_TEST_VERBOSE"))
+		fputs(out, stderr);
+	free(out);
+	analyze_result_release(&r);
+	model_release(&m);
+
+	CHECK(analyze_file(fp, NULL, &m, &r) == 0);
+	out = render(&m, &r);
+	check_no_nan(out);
+	for (size_t i = 0; i < r.n; i++) {
+		if (r.findings[i].gain > 0.05)
+			gstest_fail(__FILE__, __LINE__, "fixed twin of '%s' has finding '%s' with gain %.3f",
+				    name, r.findings[i].id, r.findings[i].gain);
+		if (!strcmp(r.findings[i].id, c->finding) && r.findings[i].severity >= SEV_WARNING)
+			gstest_fail(__FILE__, __LINE__, "fixed twin of '%s' still has '%s' (%s)", name,
+				    c->finding, r.findings[i].title);
+	}
+	if (getenv("GS_TEST_VERBOSE"))
+		fputs(out, stderr);
+	free(out);
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+static void test_dataloader(void)
+{
+	const char *bp = tmp("dl.gpuscope");
+	struct model m;
+	struct analyze_result r;
+	const struct finding *f;
+
+	check_case("dataloader", 0.02, "read");
+	CHECK(find_case("dataloader")->write(bp, 0) == 0);
+	CHECK(analyze_file(bp, NULL, &m, &r) == 0);
+	/* 100 steps of 30 ms: wall = 99 x 30 + 10 ms, idle 99 x 20 ms */
+	CHECK_NEAR(r.summary.wall_s, 2.98, 0.001);
+	CHECK_NEAR(r.summary.gpu_idle, 1980.0 / 2980, 0.005);
+	CHECK_NEAR(r.summary.step_period_s, 0.030, 0.0005);
+	CHECK_EQ_U64(r.summary.gaps, 99);
+	CHECK(r.summary.step_source && strstr(r.summary.step_source, "periodic"));
+	f = find(&r, "data-loading");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_CONTAINS(f->evidence, "I/O");
+		CHECK_CONTAINS(f->evidence, "thread 'python3' pid 100 tid 100");
+		CHECK(f->nwhere >= 1);
+		CHECK(f->severity == SEV_CRITICAL);
+		CHECK_CONTAINS(f->recommendation, "num_workers"); /* PyTorch-aware */
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+static void test_launch_bound(void)
+{
+	check_case("launch-bound", 0.03, "CUDA graph");
+}
+
+static void test_sync(void)
+{
+	check_case("sync", 0.02, "cudaDeviceSynchronize");
+}
+
+static void test_pageable(void)
+{
+	check_case("pageable", 0.03, "pageable");
+}
+
+static void test_serial_copy(void)
+{
+	check_case("serial-copy", 0.02, "no kernel running beside it");
+}
+
+static void test_tensor_cores(void)
+{
+	check_case("tensor-core", 0.02, "ampere_sgemm_128x64_nn");
+}
+
+static void test_underfill(void)
+{
+	check_case("underfill", 0.02, "4-4 blocks on 132 SMs");
+}
+
+static void test_alloc_churn(void)
+{
+	check_case("alloc-churn", 0.02, "cudaFree");
+}
+
+static void test_comm(void)
+{
+	check_case("comm-wait", 0.02, "ncclDevKernel_AllReduce");
+}
+
+static void test_memory(void)
+{
+	check_case("memory", 0.001, "device memory");
+}
+
+static void test_throttle(void)
+{
+	check_case("throttle", 0.02, "thermal");
+}
+
+/* --set overrides a threshold; bad names are errors, not ignored. */
+static void test_set(void)
+{
+	const char *bp = tmp("set.gpuscope");
+	const char *hi[] = { "gpu-starvation.min_gain=0.9", NULL };
+	const char *bad_rule[] = { "no-such-rule.min_gain=1", NULL };
+	const char *bad_key[] = { "launch-bound.nope=1", NULL };
+	const char *bad_val[] = { "launch-bound.min_gain=abc", NULL };
+	struct analyze_opts o = { 0 };
+	struct model m;
+	struct analyze_result r;
+
+	CHECK(find_case("dataloader")->write(bp, 0) == 0);
+	o.set = hi;
+	CHECK(analyze_file(bp, &o, &m, &r) == 0);
+	CHECK(find(&r, "data-loading") == NULL);
+	analyze_result_release(&r);
+	model_release(&m);
+	o.set = bad_rule;
+	CHECK(analyze_file(bp, &o, &m, &r) == -1);
+	model_release(&m);
+	o.set = bad_key;
+	CHECK(analyze_file(bp, &o, &m, &r) == -1);
+	model_release(&m);
+	o.set = bad_val;
+	CHECK(analyze_file(bp, &o, &m, &r) == -1);
+	model_release(&m);
+}
+
+/* --start/--end and --nvtx restrict the window. */
+static void test_window(void)
+{
+	const char *p = tmp("win.gpuscope");
+	struct analyze_opts o = { 0 };
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	struct model m;
+	struct analyze_result r;
+	uint64_t t0 = 1000 * MS;
+
+	/* first second: busy back to back; second second: 50% idle from sleeps */
+	CHECK(synth_open(&s, p, 100, "./app") == 0);
+	synth_thread(&s, 100, "app");
+	for (int i = 0; i < 100; i++)
+		synth_kernel(&s, 100, t0 - 1 * MS + (uint64_t)i * US, t0 - 1 * MS + (uint64_t)i * US + 500,
+			     t0 + (uint64_t)i * 10 * MS, t0 + (uint64_t)i * 10 * MS + 10 * MS - 1 * US, &k);
+	for (int i = 0; i < 100; i++) {
+		uint64_t t = t0 + 1000 * MS + (uint64_t)i * 10 * MS;
+		synth_osrt(&s, 100, OSRT_NANOSLEEP, t, t + 5 * MS);
+		synth_kernel(&s, 100, t + 5 * MS, t + 5 * MS + 5 * US, t + 5 * MS + 10 * US, t + 10 * MS, &k);
+	}
+	synth_nvtx(&s, 100, "phase2", t0 + 1000 * MS, t0 + 2000 * MS);
+	CHECK(synth_close(&s) == 0);
+
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	CHECK_NEAR(r.summary.gpu_idle, 0.25, 0.01);
+	analyze_result_release(&r);
+	model_release(&m);
+
+	o.nvtx = "phase2";
+	CHECK(analyze_file(p, &o, &m, &r) == 0);
+	CHECK_NEAR(r.summary.wall_s, 1.0, 0.001);
+	CHECK_NEAR(r.summary.gpu_idle, 0.5, 0.01);
+	CHECK(r.n >= 1 && !strcmp(r.findings[0].id, "gpu-starvation"));
+	if (r.n)
+		CHECK_CONTAINS(r.findings[0].evidence, "sleeping");
+	analyze_result_release(&r);
+	model_release(&m);
+
+	memset(&o, 0, sizeof(o));
+	o.start = t0;
+	o.end = t0 + 1000 * MS;
+	CHECK(analyze_file(p, &o, &m, &r) == 0);
+	CHECK_NEAR(r.summary.gpu_idle, 0.0, 0.01);
+	CHECK(r.n == 0);
+	analyze_result_release(&r);
+	model_release(&m);
+
+	memset(&o, 0, sizeof(o));
+	o.nvtx = "no such range";
+	CHECK(analyze_file(p, &o, &m, &r) == -1);
+	model_release(&m);
+}
+
+/* NVTX step ranges give the step period. */
+static void test_nvtx_steps(void)
+{
+	const char *p = tmp("steps.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	struct model m;
+	struct analyze_result r;
+	uint64_t t0 = 1000 * MS;
+	char name[32];
+
+	CHECK(synth_open(&s, p, 100, "python3 x.py") == 0);
+	for (int i = 0; i < 20; i++) {
+		uint64_t t = t0 + (uint64_t)i * 25 * MS;
+		snprintf(name, sizeof(name), "ProfilerStep#%d", i + 3);
+		synth_nvtx(&s, 100, name, t, t + 25 * MS);
+		synth_kernel(&s, 100, t, t + 5 * US, t + 10 * US, t + 20 * MS, &k);
+	}
+	CHECK(synth_close(&s) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	CHECK_NEAR(r.summary.step_period_s, 0.025, 1e-6);
+	CHECK(r.summary.step_source && strstr(r.summary.step_source, "ProfilerStep#"));
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+/* ---- edge cases: never crash, never NaN ---- */
+
+static void run_edge(const char *path, const char *must_contain)
+{
+	struct model m;
+	struct analyze_result r;
+	char *out;
+
+	CHECK(analyze_file(path, NULL, &m, &r) == 0);
+	out = render(&m, &r);
+	check_no_nan(out);
+	CHECK_CONTAINS(out, "\"summary\":{\"wall_s\":");
+	if (must_contain)
+		CHECK_CONTAINS(out, must_contain);
+	if (getenv("GS_TEST_VERBOSE"))
+		fputs(out, stderr);
+	free(out);
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+static void test_empty(void)
+{
+	const char *p = tmp("empty.gpuscope");
+	struct synth s;
+
+	CHECK(synth_open(&s, p, 1, "true") == 0);
+	CHECK(synth_close(&s) == 0);
+	run_edge(p, "no CUDA data");
+	run_edge(p, "\"gpu_busy\":null");
+}
+
+static void test_cpu_only(void)
+{
+	const char *p = tmp("cpu.gpuscope");
+	struct synth s;
+
+	CHECK(synth_open(&s, p, 1, "./cpu") == 0);
+	synth_thread(&s, 1, "cpu");
+	for (int i = 0; i < 50; i++) {
+		synth_osrt(&s, 1, OSRT_READ, 1000 * MS + (uint64_t)i * MS, 1000 * MS + (uint64_t)i * MS + 500 * US);
+		synth_nvtx(&s, 1, "work", 1000 * MS + (uint64_t)i * MS, 1000 * MS + (uint64_t)i * MS + 900 * US);
+	}
+	CHECK(synth_close(&s) == 0);
+	run_edge(p, "no CUDA data");
+}
+
+static void test_one_kernel(void)
+{
+	const char *p = tmp("one.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "k", 0, 7, 1, 1, 0 };
+
+	CHECK(synth_open(&s, p, 1, "./one") == 0);
+	synth_kernel(&s, 1, 10 * US, 12 * US, 20 * US, 30 * US, &k);
+	CHECK(synth_close(&s) == 0);
+	run_edge(p, "GPU busy 100.0%");
+}
+
+static void test_unsorted_overlapping(void)
+{
+	const char *p = tmp("unsorted.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "sgemm_x", 0, 7, 2, 64, 0 };
+
+	CHECK(synth_open(&s, p, 1, "python3 u.py") == 0);
+	for (int i = 99; i >= 0; i--) {
+		uint64_t t = 1000 * MS + (uint64_t)(i * 37 % 100) * MS;
+		k.stream = 7 + (uint32_t)(i % 3);
+		synth_kernel(&s, 1, t - 50 * US, t - 40 * US, t, t + 3 * MS, &k); /* overlapping */
+		synth_copy(&s, 1, "cudaMemcpy", t + 2 * MS, t + 1 * MS, t + 2 * MS, t + 2 * MS, COPY_DTOH,
+			   MEM_PAGEABLE, MEM_DEVICE, 0, 7); /* end before start, zero length */
+		synth_api(&s, 1, "cudaStreamSynchronize", t + 5 * MS, t + 4 * MS);
+		synth_osrt(&s, 1, OSRT_FUTEX, t + 3 * MS, t);
+		synth_nvtx(&s, 1, "step", t, t + 1 * MS);
+	}
+	CHECK(synth_close(&s) == 0);
+	run_edge(p, NULL);
+}
+
+static void test_huge_numbers(void)
+{
+	const char *p = tmp("huge.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "huge", 0, UINT32_MAX, UINT32_MAX, UINT32_MAX, 0 };
+	uint64_t big = UINT64_MAX / 2;
+
+	CHECK(synth_open(&s, p, UINT32_MAX, "python3") == 0);
+	synth_device(&s, 0, 0, UINT64_MAX, UINT32_MAX / 1000);
+	synth_kernel(&s, UINT32_MAX, 1, 2, 3, big, &k);
+	synth_kernel(&s, UINT32_MAX, big, big + 10, UINT64_MAX - 10, UINT64_MAX - 1, &k);
+	synth_copy(&s, UINT32_MAX, "cudaMemcpy", 5, big, 6, big - 1, COPY_HTOD, MEM_PAGEABLE, MEM_DEVICE,
+		   UINT64_MAX, 0);
+	synth_memory(&s, 7, TRACE_MEM_ALLOC, 1, UINT64_MAX);
+	synth_memory(&s, 8, TRACE_MEM_ALLOC, 2, UINT64_MAX);
+	synth_metric(&s, 9, 0, "sm_clock_mhz", 1e300);
+	synth_metric(&s, 10, 0, "temperature_c", -1e300);
+	CHECK(synth_close(&s) == 0);
+	run_edge(p, NULL);
+}
+
+static const struct gstest tests[] = {
+	GSTEST(test_dataloader),
+	GSTEST(test_launch_bound),
+	GSTEST(test_sync),
+	GSTEST(test_pageable),
+	GSTEST(test_serial_copy),
+	GSTEST(test_tensor_cores),
+	GSTEST(test_underfill),
+	GSTEST(test_alloc_churn),
+	GSTEST(test_comm),
+	GSTEST(test_memory),
+	GSTEST(test_throttle),
+	GSTEST(test_set),
+	GSTEST(test_window),
+	GSTEST(test_nvtx_steps),
+	GSTEST(test_empty),
+	GSTEST(test_cpu_only),
+	GSTEST(test_one_kernel),
+	GSTEST(test_unsorted_overlapping),
+	GSTEST(test_huge_numbers),
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	return gstest_main(argc, argv, tests);
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The demo's NVTX ranges, marks, threads and process, as `gpuscope dump`
+# prints them after normalize.sh, against tests/collect/demo.expected.
+. "$(dirname "$0")/lib.sh"
+here=$(dirname "$0")
+"$GPUSCOPE" profile -o demo -- "$GS_DEMO" >/dev/null 2>&1
+for t in process thread nvtx_range nvtx_mark; do
+  "$GPUSCOPE" dump --type "$t" demo.gpuscope
+done | bash "$here/normalize.sh" >actual
+diff -u "$here/demo.expected" actual || fail "dump differs from demo.expected"
+echo ok

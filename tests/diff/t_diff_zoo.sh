@@ -1,0 +1,28 @@
+# diff and check on every real zoo pair recorded on the H200 (tests/data/zoo):
+# the fixed twin is better where the fix acts; check fails broken against fixed.
+. "$GS_SOURCE_DIR/tests/cli/lib.sh"
+zoo="$GS_SOURCE_DIR/tests/data/zoo"
+n=0
+for broken in "$zoo"/*.broken.gpuscope; do
+  [ -e "$broken" ] || continue
+  case=$(basename "$broken" .broken.gpuscope)
+  fixed="$zoo/$case.fixed.gpuscope"
+  [ -e "$fixed" ] || fail "$case: no fixed twin"
+  "$GPUSCOPE" diff --format json "$broken" "$fixed" >"$T/$case.json"
+  python3 - "$T/$case.json" "$case" <<'PY' || fail "$case: diff does not show the improvement"
+import json, sys
+d = json.load(open(sys.argv[1])); case = sys.argv[2]
+m = {x["key"]: x for x in d["metrics"]}
+key = "step_time_s" if "step_time_s" in m else "wall_s"
+v = m[key]["verdict"]
+print(f"{case}: {key} {m[key]['before']['value'] if m[key]['before'] else '-'} -> "
+      f"{m[key]['after']['value'] if m[key]['after'] else '-'} ({v}); resolved: "
+      f"{[f['id'] for f in d['findings']['resolved']]}")
+assert v == "better", f"{key} verdict {v}"
+PY
+  rc=0; "$GPUSCOPE" check --baseline "$fixed" "$broken" >"$T/c.txt" || rc=$?
+  [ $rc = 1 ] || { cat "$T/c.txt"; fail "$case: check --baseline fixed broken exited $rc, expected 1"; }
+  "$GPUSCOPE" check --baseline "$broken" "$fixed" >"$T/c.txt" || { cat "$T/c.txt"; fail "$case: check --baseline broken fixed failed"; }
+  n=$((n + 1))
+done
+echo "checked $n zoo pairs"
