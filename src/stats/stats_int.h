@@ -107,15 +107,17 @@ struct stats_acc {
 	struct grpmap g;
 	int filtered;              /* a window or NVTX filter was applied */
 	/*
-	 * Direct index for reports keyed by a name alone: group index + 1 by
-	 * string id, for the rows of one stream (the first seen); rows of
-	 * other streams go through the hash.  Valid until the groups are sorted.
+	 * Direct index for reports keyed by a name alone: per stream (below
+	 * STATS_DIRECT_STREAMS), group index + 1 by string id; other rows go
+	 * through the hash.  Valid until the groups are sorted or resolved.
 	 */
-	uint32_t *direct;
+	struct stats_direct {
+		uint32_t *v;
+		size_t n;
+	} *direct;
 	size_t ndirect;
-	uint32_t direct_stream;
-	int direct_set;
 };
+#define STATS_DIRECT_STREAMS 4096
 
 /* The group of key {name, stream} in @a, through the direct index when it can. */
 struct grp *stats_acc_name_group(struct stats_acc *a, uint32_t stream, uint32_t name);
