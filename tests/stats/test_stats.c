@@ -953,6 +953,53 @@ static void test_big_report_read_ahead(void)
 	model_release(&m);
 }
 
+struct progress_seen {
+	int calls;
+	uint64_t last_done, total;
+	int backwards;
+};
+
+static void progress_record(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress_seen *p = ctx;
+
+	if (done < p->last_done || done > total)
+		p->backwards = 1;
+	p->calls++;
+	p->last_done = done;
+	p->total = total;
+}
+
+static void test_progress_callback(void)
+{
+	/* the loader reports bytes done after each chunk, ending at the file size */
+	char path[512];
+	struct trace_builder b;
+	struct trace_kernel k = { 0 };
+	struct stats_table t;
+	struct progress_seen p = { 0 };
+	const char *name = "cuda_gpu_kern_sum";
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/chunks.gpuscope", gstest_tmpdir());
+	CHECK(trace_builder_open(&b, path, 0, 0) == 0);
+	k.name_id = trace_builder_str(&b, "k");
+	for (int i = 0; i < 5; i++) {
+		k.start = 100 * (uint64_t)i;
+		k.end = k.start + 10;
+		trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+		CHECK(trace_builder_flush(&b) == 0);
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+	CHECK(stat(path, &st) == 0);
+	CHECK(stats_run_report(path, &name, 1, NULL, &t, progress_record, &p) == 0);
+	CHECK(p.calls >= 5);
+	CHECK(!p.backwards);
+	CHECK_EQ_U64(p.total, (uint64_t)st.st_size);
+	CHECK_EQ_U64(p.last_done, (uint64_t)st.st_size);
+	stats_table_release(&t);
+}
+
 /* ---- formats ---- */
 
 static char *format_to_string(const struct stats_table *t, const char *fmt, const char *unit)
@@ -1250,6 +1297,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_lean_several_streams),
 	GSTEST(test_lean_strings_defined_late),
 	GSTEST(test_big_report_read_ahead),
+	GSTEST(test_progress_callback),
 	GSTEST(test_format_csv),
 	GSTEST(test_format_table),
 	GSTEST(test_format_json),
