@@ -652,7 +652,7 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 		while ((ret = prefetch_next(&pf, &slot)) > 0) {
 			if (load_chunk(&l, &slot->hdr, slot->data, slot->len) < 0)
 				bad_entries++;
-			if (sink && sink->progress && slot->hdr.type != TRACE_CHUNK_STREAM_END)
+			if (sink && sink->progress)
 				sink->progress(sink->ctx, slot->offset, slot->file_size);
 			prefetch_release(&pf);
 		}
@@ -661,7 +661,7 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 		while ((ret = trace_reader_next(&r, &c)) > 0) {
 			if (load_chunk(&l, &c.hdr, c.data, c.len) < 0)
 				bad_entries++;
-			if (sink && sink->progress && c.hdr.type != TRACE_CHUNK_STREAM_END)
+			if (sink && sink->progress)
 				sink->progress(sink->ctx, r.offset, r.file_size);
 		}
 	}

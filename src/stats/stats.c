@@ -537,9 +537,51 @@ void stats_filter_release(struct stats_filter *f)
 
 /* ---- running ---- */
 
+static void direct_release(struct stats_acc *a)
+{
+	for (size_t i = 0; i < a->ndirect; i++)
+		free(a->direct[i].v);
+	free(a->direct);
+	a->direct = NULL;
+	a->ndirect = 0;
+}
+
 void stats_acc_release(struct stats_acc *a)
 {
 	grpmap_release(&a->g);
+	direct_release(a);
+}
+
+struct grp *stats_acc_name_group(struct stats_acc *a, uint32_t stream, uint32_t name)
+{
+	uint32_t key[GRP_KEY_WORDS] = { name, stream };
+	/* rows with model ids (STATS_MODEL_IDS) use slot 0, stream s slot s + 1 */
+	size_t slot = stream == STATS_MODEL_IDS ? 0 : (size_t)stream + 1;
+	struct stats_direct *d;
+	struct grp *g;
+
+	if (slot >= STATS_DIRECT_STREAMS || name >= (1u << 24))
+		return grpmap_get(&a->g, key);
+	if (slot < a->ndirect && name < a->direct[slot].n && a->direct[slot].v[name])
+		return &a->g.v[a->direct[slot].v[name] - 1];
+	g = grpmap_get(&a->g, key);
+	if (slot >= a->ndirect) {
+		size_t n = slot + 1;
+		a->direct = xrealloc(a->direct, n * sizeof(*a->direct));
+		memset(a->direct + a->ndirect, 0, (n - a->ndirect) * sizeof(*a->direct));
+		a->ndirect = n;
+	}
+	d = &a->direct[slot];
+	if (name >= d->n) {
+		size_t n = d->n ? d->n : 256;
+		while (n <= name)
+			n *= 2;
+		d->v = xrealloc(d->v, n * sizeof(*d->v));
+		memset(d->v + d->n, 0, (n - d->n) * sizeof(*d->v));
+		d->n = n;
+	}
+	d->v[name] = (uint32_t)(g - a->g.v) + 1;
+	return g;
 }
 
 #define FEED(table, T, evtype)                                                  \
@@ -591,6 +633,7 @@ void stats_acc_resolve(struct stats_acc *a, const struct model_strmap *map)
 	}
 	grpmap_release(&a->g);
 	a->g = out;
+	direct_release(a);
 }
 
 int stats_run(const struct model *m, const char *report, const struct stats_opts *o,

@@ -832,6 +832,48 @@ static void test_lean_equals_whole(void)
 	free(lean);
 }
 
+static void test_lean_several_streams(void)
+{
+	/* two processes' streams merged: string ids are per stream, groups join by name */
+	char a[512], b[512], merged[512];
+	const char *in[2] = { a, b };
+	const char *const *names = stats_report_names();
+	size_t n = 0;
+	struct stats_table *lean;
+	struct model m;
+
+	snprintf(a, sizeof(a), "%s/s1.gpuscope", gstest_tmpdir());
+	snprintf(b, sizeof(b), "%s/s2.gpuscope", gstest_tmpdir());
+	snprintf(merged, sizeof(merged), "%s/merged.gpuscope", gstest_tmpdir());
+	CHECK(fixture_write(a) == 0);
+	/* the second stream interns its strings in another order */
+	CHECK(fixture_write_reversed(b) == 0);
+	CHECK(trace_merge(merged, in, 2, 0) == 0);
+	while (names[n])
+		n++;
+	lean = xcalloc(n, sizeof(*lean));
+	model_init(&m);
+	CHECK(model_load_report(&m, merged) == 0);
+	CHECK(stats_run_report(merged, (const char *const *)names, n, NULL, lean, NULL, NULL) == 0);
+	for (size_t i = 0; i < n; i++) {
+		struct stats_table whole;
+		CHECK(stats_run(&m, names[i], NULL, &whole) == 0);
+		check_same_table(&lean[i], &whole);
+		if (!strcmp(names[i], "cuda_gpu_kern_sum")) {
+			/* A: 10 20 60 twice; sorted 10 10 20 20 60 60, median (20 + 20) / 2 */
+			size_t r = row_of(&lean[i], "Name", "A", NULL, NULL);
+			double v[] = { 10, 20, 60, 10, 20, 60 };
+			CHECK_EQ_U64(lean[i].nrows, 3);
+			check_summary(&lean[i], r, "Instances", 180.0 / 420 * 100, 180, 6, 30, 20, 10,
+				      60, sd(v, 6), __LINE__);
+		}
+		stats_table_release(&whole);
+		stats_table_release(&lean[i]);
+	}
+	model_release(&m);
+	free(lean);
+}
+
 static void test_lean_strings_defined_late(void)
 {
 	/* a string defined after its first use in the stream, split over chunks */
@@ -909,6 +951,53 @@ static void test_big_report_read_ahead(void)
 	CHECK(m.truncated);
 	CHECK(m.nr_warnings >= 1);
 	model_release(&m);
+}
+
+struct progress_seen {
+	int calls;
+	uint64_t last_done, total;
+	int backwards;
+};
+
+static void progress_record(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress_seen *p = ctx;
+
+	if (done < p->last_done || done > total)
+		p->backwards = 1;
+	p->calls++;
+	p->last_done = done;
+	p->total = total;
+}
+
+static void test_progress_callback(void)
+{
+	/* the loader reports bytes done after each chunk, ending at the file size */
+	char path[512];
+	struct trace_builder b;
+	struct trace_kernel k = { 0 };
+	struct stats_table t;
+	struct progress_seen p = { 0 };
+	const char *name = "cuda_gpu_kern_sum";
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/chunks.gpuscope", gstest_tmpdir());
+	CHECK(trace_builder_open(&b, path, 0, 0) == 0);
+	k.name_id = trace_builder_str(&b, "k");
+	for (int i = 0; i < 5; i++) {
+		k.start = 100 * (uint64_t)i;
+		k.end = k.start + 10;
+		trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+		CHECK(trace_builder_flush(&b) == 0);
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+	CHECK(stat(path, &st) == 0);
+	CHECK(stats_run_report(path, &name, 1, NULL, &t, progress_record, &p) == 0);
+	CHECK(p.calls >= 5);
+	CHECK(!p.backwards);
+	CHECK_EQ_U64(p.total, (uint64_t)st.st_size);
+	CHECK_EQ_U64(p.last_done, (uint64_t)st.st_size);
+	stats_table_release(&t);
 }
 
 /* ---- formats ---- */
@@ -1205,8 +1294,10 @@ static const struct gstest tests[] = {
 	GSTEST(test_unknown_report),
 	GSTEST(test_default_set),
 	GSTEST(test_lean_equals_whole),
+	GSTEST(test_lean_several_streams),
 	GSTEST(test_lean_strings_defined_late),
 	GSTEST(test_big_report_read_ahead),
+	GSTEST(test_progress_callback),
 	GSTEST(test_format_csv),
 	GSTEST(test_format_table),
 	GSTEST(test_format_json),
