@@ -385,6 +385,16 @@ struct tl {
 	struct az_ctx *c;
 	const struct model *m;
 	struct thread_index api, osrt, nvtx;
+	/*
+	 * NVTX rows of each thread split by nesting depth: ranges of one depth
+	 * do not overlap, so a query never walks the children of a range that
+	 * spans the whole run (a "train" range, Kineto's step ranges).
+	 */
+	size_t *nd_first;          /* per thread: first bucket; nthreads + 1 */
+	size_t *nd_off;            /* per bucket: offsets into nd_row; nbuckets + 1 */
+	uint32_t *nd_row;
+	uint64_t *nd_pmax;
+	uint8_t *data_name;        /* per name id: 0 unknown, 1 no, 2 data work */
 	size_t *cpu_off;           /* per thread: its CPU samples, in time order */
 	uint32_t *cpu_row;
 	struct corr_map corr;
@@ -453,6 +463,67 @@ static double cpu_share(const struct tl *l, size_t t, uint64_t a, uint64_t b)
 	if (s0->time > a || s1->time <= s0->time || s1->run_ns < s0->run_ns)
 		return -1;
 	return az_div((double)(s1->run_ns - s0->run_ns), (double)(s1->time - s0->time));
+}
+
+static void nvtx_depth_index(struct tl *l)
+{
+	const struct model *m = l->m;
+	size_t nt = m->threads.n, nb = 0, *depth;
+	uint64_t *stack = NULL;
+	size_t sn = 0, salloc = 0, *cnt;
+
+	l->nd_first = xcalloc(nt + 2, sizeof(size_t));
+	depth = xmalloc((m->nvtx.n + 1) * sizeof(size_t));
+	/* depth of every row, thread by thread, with a stack of open ends */
+	for (size_t t = 0; t < nt; t++) {
+		size_t maxd = 0;
+		sn = 0;
+		for (size_t k = l->nvtx.off[t]; k < l->nvtx.off[t + 1]; k++) {
+			const struct trace_nvtx_range *r = &m->nvtx.v[l->nvtx.row[k]];
+			uint64_t end = r->end > r->start ? r->end : r->start;
+			while (sn && stack[sn - 1] <= r->start)
+				sn--;
+			depth[k] = sn;
+			if (sn + 1 > maxd)
+				maxd = sn + 1;
+			ALLOC_GROW(stack, sn + 1, salloc);
+			stack[sn++] = end;
+		}
+		l->nd_first[t] = nb;
+		nb += l->nvtx.off[t + 1] > l->nvtx.off[t] ? maxd : 0;
+	}
+	l->nd_first[nt] = nb;
+	cnt = xcalloc(nb + 2, sizeof(size_t));
+	for (size_t t = 0; t < nt; t++)
+		for (size_t k = l->nvtx.off[t]; k < l->nvtx.off[t + 1]; k++)
+			cnt[l->nd_first[t] + depth[k] + 1]++;
+	for (size_t b = 0; b < nb; b++)
+		cnt[b + 1] += cnt[b];
+	l->nd_off = xmalloc((nb + 1) * sizeof(size_t));
+	memcpy(l->nd_off, cnt, (nb + 1) * sizeof(size_t));
+	l->nd_row = xmalloc((m->nvtx.n + 1) * sizeof(uint32_t));
+	l->nd_pmax = xmalloc((m->nvtx.n + 1) * sizeof(uint64_t));
+	for (size_t t = 0; t < nt; t++)
+		for (size_t k = l->nvtx.off[t]; k < l->nvtx.off[t + 1]; k++) {
+			size_t b = l->nd_first[t] + depth[k], pos = cnt[b]++;
+			const struct trace_nvtx_range *r = &m->nvtx.v[l->nvtx.row[k]];
+			uint64_t end = r->end > r->start ? r->end : r->start;
+			l->nd_row[pos] = l->nvtx.row[k];
+			l->nd_pmax[pos] = pos > l->nd_off[b] && l->nd_pmax[pos - 1] > end ? l->nd_pmax[pos - 1] : end;
+		}
+	free(cnt);
+	free(stack);
+	free(depth);
+	l->data_name = xcalloc(m->str.nr + 1, 1);
+}
+
+static int is_data_id(struct tl *l, uint32_t id)
+{
+	if (id >= l->m->str.nr)
+		return 0;
+	if (!l->data_name[id])
+		l->data_name[id] = az_is_data_name(model_str(l->m, id)) ? 2 : 1;
+	return l->data_name[id] == 2;
 }
 
 static size_t unit_get(struct az_ctx *c, uint32_t pid, uint32_t device, size_t *last)
@@ -572,26 +643,33 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 	if (!rest)
 		return;
 	/* NVTX ranges named like data work; the innermost range names the rest */
-	if (l->nvtx.off) {
+	if (l->nd_first && l->nd_first[t + 1] > l->nd_first[t]) {
 		uint64_t best = 0, best_name = 0;
-		int level = -1;
-		for (i = index_first(&l->nvtx, t, a); i < l->nvtx.off[t + 1]; i++) {
-			const struct trace_nvtx_range *r = &m->nvtx.v[l->nvtx.row[i]];
-			uint64_t o;
-			if (r->start >= e)
-				break;
-			o = ov(a, e, r->start, r->end);
-			if (!o)
-				continue;
-			if (r->level > level || (r->level == level && o * 2 > e - a)) {
-				level = r->level;
-				any_name = (uint64_t)3 << 40 | r->name_id;
+		for (size_t b = l->nd_first[t]; b < l->nd_first[t + 1]; b++) {
+			size_t lo = l->nd_off[b], hi = l->nd_off[b + 1];
+			while (lo < hi) { /* first row of this depth ending after a */
+				size_t mid = lo + (hi - lo) / 2;
+				if (l->nd_pmax[mid] <= a)
+					lo = mid + 1;
+				else
+					hi = mid;
 			}
-			if (az_is_data_name(model_str(m, r->name_id))) {
-				data_ns = umax(data_ns, o);
-				if (o >= best) {
-					best = o;
-					best_name = (uint64_t)3 << 40 | r->name_id;
+			for (i = lo; i < l->nd_off[b + 1]; i++) {
+				const struct trace_nvtx_range *r = &m->nvtx.v[l->nd_row[i]];
+				uint64_t o;
+				if (r->start >= e)
+					break;
+				o = ov(a, e, r->start, r->end);
+				if (!o)
+					continue;
+				if (o * 2 > e - a || !any_name) /* deeper buckets come later: innermost wins */
+					any_name = (uint64_t)3 << 40 | r->name_id;
+				if (is_data_id(l, r->name_id)) {
+					data_ns = umax(data_ns, o);
+					if (o >= best) {
+						best = o;
+						best_name = (uint64_t)3 << 40 | r->name_id;
+					}
 				}
 			}
 		}
@@ -894,6 +972,9 @@ void az_build_timeline(struct az_ctx *c)
 	BUILD_INDEX(&l.api, m, m->api.v, m->api.n);
 	BUILD_INDEX(&l.osrt, m, m->osrt.v, m->osrt.n);
 	BUILD_INDEX(&l.nvtx, m, m->nvtx.v, m->nvtx.n);
+	nvtx_depth_index(&l);
+	index_release(&l.nvtx);
+	memset(&l.nvtx, 0, sizeof(l.nvtx));
 	cpu_index(&l);
 	corr_build(&l.corr, m);
 	l.main_thread = xcalloc(c->nunits + 1, sizeof(uint32_t));
@@ -959,7 +1040,11 @@ void az_build_timeline(struct az_ctx *c)
 
 	index_release(&l.api);
 	index_release(&l.osrt);
-	index_release(&l.nvtx);
+	free(l.nd_first);
+	free(l.nd_off);
+	free(l.nd_row);
+	free(l.nd_pmax);
+	free(l.data_name);
 	free(l.cpu_off);
 	free(l.cpu_row);
 	free(l.corr.slot);
