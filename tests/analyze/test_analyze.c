@@ -536,8 +536,29 @@ static void test_nvtx_steps(void)
 	CHECK(analyze_file(p, NULL, &m, &r) == 0);
 	CHECK_NEAR(r.summary.step_period_s, 0.025, 1e-6);
 	CHECK(r.summary.step_source && strstr(r.summary.step_source, "ProfilerStep#"));
+	/* the first of the 20 steps is left out as warm-up, and said so */
+	CHECK_NEAR(r.summary.wall_s, 18 * 0.025 + 0.02, 1e-6);
+	CHECK(r.nnotes >= 1);
 	analyze_result_release(&r);
 	model_release(&m);
+
+	/* --step names the range (without its number); --start 0 keeps the warm-up */
+	{
+		struct analyze_opts o = { 0 };
+		o.step = "ProfilerStep";
+		o.start = 1;
+		CHECK(analyze_file(p, &o, &m, &r) == 0);
+		CHECK_NEAR(r.summary.step_period_s, 0.025, 1e-6);
+		CHECK(r.summary.wall_s > 19 * 0.025);
+		analyze_result_release(&r);
+		model_release(&m);
+		o.step = "nosuchstep";
+		CHECK(analyze_file(p, &o, &m, &r) == 0);
+		CHECK(r.summary.step_period_s == 0 || (r.summary.step_source &&
+						       strstr(r.summary.step_source, "periodic")));
+		analyze_result_release(&r);
+		model_release(&m);
+	}
 }
 
 /* ---- edge cases: never crash, never NaN ---- */
