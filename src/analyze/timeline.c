@@ -704,7 +704,7 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 	const struct trace_api *la;
 	struct parts p;
 	uint64_t len = b - a, len_in, L, thr_key = 0;
-	size_t t = SIZE_MAX;
+	size_t t = SIZE_MAX, step = 0;
 
 	len_in = c->win.n > 1 ? az_win_overlap(c, a, b) : len;
 	if (len_in < l->min_gap)
@@ -826,6 +826,18 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 			add_part(&p, CAUSE_UNKNOWN, len, 0);
 		}
 	}
+	/* the NVTX step the gap begins in */
+	if (c->step_cause) {
+		size_t lo = 0, hi = c->nsteps_nvtx;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (c->steps[mid].start <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		step = lo ? lo - 1 : 0;
+	}
 	/* scale to the part inside the window, record */
 	for (int k = 0; k < CAUSE__N; k++) {
 		uint64_t ns = p.ns[k];
@@ -834,6 +846,8 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 		if (len_in != len)
 			ns = (uint64_t)((double)ns * ((double)len_in / (double)len));
 		c->cause[k].ns += ns;
+		if (c->step_cause)
+			c->step_cause[step * CAUSE__N + (size_t)k] += ns;
 		c->cause[k].gaps++;
 		if (thr_key)
 			az_tally_add(&c->cause[k].threads, thr_key, ns);
@@ -969,6 +983,8 @@ void az_build_timeline(struct az_ctx *c)
 		l.min_gap = 1;
 
 	find_units(c);
+	if (c->nsteps_nvtx)
+		c->step_cause = xcalloc(c->nsteps_nvtx * CAUSE__N, sizeof(uint64_t));
 	BUILD_INDEX(&l.api, m, m->api.v, m->api.n);
 	BUILD_INDEX(&l.osrt, m, m->osrt.v, m->osrt.n);
 	BUILD_INDEX(&l.nvtx, m, m->nvtx.v, m->nvtx.n);
@@ -1067,4 +1083,6 @@ void az_release_timeline(struct az_ctx *c)
 	c->nunits = 0;
 	free(c->gaps);
 	c->gaps = NULL;
+	free(c->step_cause);
+	c->step_cause = NULL;
 }

@@ -430,6 +430,40 @@ static void test_nested_nvtx(void)
 	model_release(&m);
 }
 
+/* One stall in twenty steps is reported as such. */
+static void test_occasional_stall(void)
+{
+	const char *p = tmp("stall.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	struct model m;
+	struct analyze_result r;
+	uint64_t t = 1000 * MS;
+	const struct finding *f;
+
+	CHECK(synth_open(&s, p, 100, "./train") == 0);
+	for (int i = 0; i < 20; i++) {
+		uint64_t stall = i == 10 ? 40 * MS : 0;
+		synth_nvtx(&s, 100, "step", t, t + stall + 10 * MS);
+		if (stall)
+			synth_osrt(&s, 100, OSRT_READ, t, t + stall);
+		synth_kernel(&s, 100, t + stall, t + stall + 5 * US, t + stall + 10 * US, t + stall + 10 * MS, &k);
+		t += stall + 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "data-loading");
+	CHECK(f != NULL);
+	if (f && getenv("GS_TEST_VERBOSE"))
+		fputs(f->evidence, stderr);
+	if (f) {
+		CHECK_CONTAINS(f->evidence, "in 1 of 19 steps (most: 40.000 ms");
+		CHECK_CONTAINS(f->evidence, "an occasional stall");
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
 /* --set overrides a threshold; bad names are errors, not ignored. */
 static void test_set(void)
 {
@@ -716,6 +750,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_api_classes),
 	GSTEST(test_attribution),
 	GSTEST(test_nested_nvtx),
+	GSTEST(test_occasional_stall),
 	GSTEST(test_gpu_side_gap),
 	GSTEST(test_set),
 	GSTEST(test_window),
