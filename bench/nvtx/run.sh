@@ -27,23 +27,29 @@ one() { # CASE N MODE -> ns per op
     plain) "$tmp/bench" "$c" "$n" ;;
     prof) "$g" profile --force -o "$tmp/r" --no-gpu-metrics --trace=nvtx,osrt -- "$tmp/bench" "$c" "$n" 2>/dev/null ;;
     prof0) "$g" profile --force -o "$tmp/r" --no-gpu-metrics --trace=nvtx,osrt --osrt-threshold 0 -- "$tmp/bench" "$c" "$n" 2>/dev/null ;;
-  esac | awk '{ print $2 }'
+  esac
 }
 
 bench() { # LABEL CASE N PROFMODE
-  local label=$1 c=$2 n=$3 pm=$4 p=() q=()
+  local label=$1 c=$2 n=$3 pm=$4
+  : >"$tmp/p"; : >"$tmp/q"
   for _ in $(seq "$runs"); do
-    p+=("$(one "$c" "$n" plain)")
-    q+=("$(one "$c" "$n" "$pm")")
+    one "$c" "$n" plain >>"$tmp/p"
+    one "$c" "$n" "$pm" >>"$tmp/q"
   done
-  local mp mq
-  mp=$(printf '%s\n' "${p[@]}" | median)
-  mq=$(printf '%s\n' "${q[@]}" | median)
-  printf '%-28s plain %8.1f ns   profiled %8.1f ns   overhead %8.1f ns/op\n' "$label" "$mp" "$mq" \
-    "$(awk -v a="$mq" -v b="$mp" 'BEGIN { print a - b }')"
+  printf '%-26s' "$label"
+  for col in 2 3 4; do  # thread CPU, process CPU, wall
+    local mp mq
+    mp=$(awk -v k=$col '{ print $k }' "$tmp/p" | median)
+    mq=$(awk -v k=$col '{ print $k }' "$tmp/q" | median)
+    printf ' | %7.1f %7.1f %+7.1f' "$mp" "$mq" "$(awk -v a="$mq" -v b="$mp" 'BEGIN { print a - b }')"
+  done
+  echo
 }
 
-echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, $runs alternating runs each, medians"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $runs alternating runs each, medians"
+echo "# ns per operation: plain, profiled, overhead; for thread CPU | process CPU | wall"
+printf '%-26s | %23s | %23s | %23s\n' case "thread CPU" "process CPU" wall
 bench "nvtx push/pop pair" pushpop 2000000 prof
 bench "read(fd,buf,0) osrt<thr" read0 500000 prof
 bench "read(fd,buf,0) osrt>=thr" read0 500000 prof0

@@ -253,12 +253,17 @@ static pid_t spawn(char **argv)
 	}
 	if (pid == 0) {
 		close(fds[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
 		execvp(argv[0], argv);
 		err = errno;
 		n = write(fds[1], &err, sizeof(err));
 		(void)n;
 		_exit(127);
 	}
+	child_pid = pid;   /* signals from now on are forwarded */
 	close(fds[1]);
 	do
 		n = read(fds[0], &err, sizeof(err));
@@ -266,6 +271,7 @@ static pid_t spawn(char **argv)
 	close(fds[0]);
 	if (n == (ssize_t)sizeof(err)) {
 		waitpid(pid, NULL, 0);
+		child_pid = 0;
 		if (err == ENOENT)
 			return error("program '%s' not found", argv[0]);
 		return error("cannot run '%s': %s", argv[0], strerror(err));

@@ -81,6 +81,8 @@ void cl_commit(void);
  * cl_intern - the id of string @s (of @len bytes) in this process's stream,
  * defining it in the stream on first use.  0 for the empty string or when
  * not recording.  Safe from any thread; takes no lock on a hit.
+ * (A first use writes a definition record: intern before cl_reserve(),
+ * never between cl_reserve() and cl_commit().)
  */
 uint32_t cl_intern(const char *s, size_t len);
 

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -88,6 +89,7 @@ static struct trace_writer part;
 static int part_open;
 _Atomic int cl_part_fd = -1;
 static unsigned part_seq;
+static int cl_zstd_level = 1;
 static _Atomic uint32_t wlock;          /* tid of the holder, 0 = free */
 static _Atomic int finished;            /* stream ended: nothing more is written */
 static _Atomic int child_pending;       /* 1: forked child, part not started; 2: starting */
@@ -402,6 +404,11 @@ static void config_read(void)
 	cl_config.flush_ns = env_u64("GPUSCOPE_FLUSH_MS", 50) * 1000000u;
 	if (cl_config.flush_ns < 1000000u)
 		cl_config.flush_ns = 1000000u;
+	{
+		const char *z = getenv("GPUSCOPE_ZSTD_LEVEL");
+		if (z && *z)
+			cl_zstd_level = atoi(z);
+	}
 	cl_config.buffer_bytes = (size_t)env_u64("GPUSCOPE_BUFFER_KB", 1024) << 10;
 	if (cl_config.buffer_bytes < (64u << 10))
 		cl_config.buffer_bytes = 64u << 10;
@@ -461,11 +468,19 @@ static int pool_init(void)
 {
 	size_t bs = cl_config.buffer_bytes;
 
-	nblocks_max = cl_config.max_buffer_bytes / bs;
-	pool_base = mmap(NULL, nblocks_max * bs, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (pool_base == MAP_FAILED)
-		return -1;
+	/*
+	 * Reserve address space only; with overcommit off (a strict commit
+	 * limit) a large reservation can fail: settle for less, down to 4 blocks.
+	 */
+	for (nblocks_max = cl_config.max_buffer_bytes / bs;; nblocks_max /= 2) {
+		pool_base = mmap(NULL, nblocks_max * bs, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (pool_base != MAP_FAILED)
+			break;
+		if (nblocks_max / 2 < 4)
+			return -1;
+	}
+	cl_config.max_buffer_bytes = nblocks_max * bs;
 	blocks = mmap(NULL, nblocks_max * sizeof(*blocks), PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (blocks == MAP_FAILED) {
@@ -718,16 +733,34 @@ void *cl_reserve(unsigned type, size_t size)
 	}
 	if (esize > 65528)
 		return NULL;
+	if (t && t != CL_DEAD) {
+		/*
+		 * Claim the thread's buffer before looking at it: a hook in a
+		 * signal handler that interrupts this reservation finds it
+		 * claimed and drops its record, and one that ran before the
+		 * claim has finished by the time we read t->pos.
+		 */
+		if (t->pending) {
+			cl_add_drops(TRACE_DROP_BUFFER, 1);
+			return NULL;
+		}
+		t->pending = esize;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
 	if (__builtin_expect(!t || t == CL_DEAD || !t->data || t->pos + esize > t->cap, 0)) {
 		t = reserve_slow(esize);
-		if (!t)
+		if (!t) {
+			t = cl_self;
+			if (t && t != CL_DEAD)
+				t->pending = 0;
 			return NULL;
+		}
+		t->pending = esize;
 	}
 	e = (struct trace_entry *)(t->data + t->pos);
 	memset(e, 0, esize);
 	e->type = (uint16_t)type;
 	e->size = (uint16_t)esize;
-	t->pending = esize;
 	return e + 1;
 }
 
@@ -736,8 +769,9 @@ void cl_commit(void)
 	struct cl_thread *t = cl_self;
 
 	t->pos += t->pending;
-	t->pending = 0;
 	atomic_store_explicit(&t->blk->used, t->pos, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->pending = 0;
 }
 
 /* ---- strings ---- */
@@ -952,6 +986,7 @@ static int part_start(void)
 	}
 	if (trace_writer_fdopen(&part, fd, path, 1) < 0)
 		return -1;
+	part.level = cl_zstd_level;
 	part_open = 1;
 	atomic_store(&cl_part_fd, fd);
 
@@ -1106,6 +1141,7 @@ static void *writer_main(void *arg)
 
 	(void)arg;
 	cl_mark_internal_thread();
+	prctl(PR_SET_NAME, "gpuscope-write", 0, 0, 0);
 	__atomic_store_n(&cl_writer_tid, cl_tid(), __ATOMIC_RELEASE);
 	while (!atomic_load(&finished)) {
 		struct timespec ts;
@@ -1186,7 +1222,7 @@ static void raw_chunk(unsigned type, const void *payload, size_t n)
 
 /*
  * Write every block's unflushed bytes as raw chunks, with write() only.
- * Waits up to 300 ms for a writer that is in the middle of a chunk.
+ * Waits up to 2 s for a writer that is in the middle of a chunk.
  */
 static void crash_flush(int clean)
 {
@@ -1200,7 +1236,7 @@ static void crash_flush(int clean)
 		if (atomic_compare_exchange_strong(&wlock, &expect, me) || expect == me)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > 300000000L)
+		if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > 2000000000L)
 			break;
 		struct timespec ts = { 0, 1000000 };
 		syscall(SYS_nanosleep, &ts, NULL);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -160,6 +161,7 @@ static void *sampler_main(void *arg)
 
 	(void)arg;
 	cl_mark_internal_thread();
+	prctl(PR_SET_NAME, "gpuscope-cpu", 0, 0, 0);
 	atomic_store(&sampler_tid, (uint32_t)syscall(SYS_gettid));
 	while (!atomic_load(&sampler_stop) && atomic_load(&cl_live)) {
 		struct timespec ts = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };

@@ -21,7 +21,7 @@ expect_eq "$(count dom.gpuscope 'nvtx ranges')" 0 "a domain that never matches"
 profile -o timed --delay 0.2 --duration 0.2 -- "$GS_TARGET" timed
 "$GPUSCOPE" dump --type nvtx_mark timed.gpuscope | sed -E 's/.*payload=([0-9]+).*/\1/' | sort -n >p
 n=$(wc -l <p)
-expect_ge "$n" 8 "marks in the window"
+expect_ge "$n" 5 "marks in the window"
 expect_le "$n" 21 "marks in the window"
 expect_ge "$(head -1 p)" 150 "first mark's time (ms)"
 expect_le "$(tail -1 p)" 400 "last mark's time (ms)"

@@ -18,6 +18,7 @@
  * osrt                          nanosleep 40 ms x3 and 100 us x20
  * names                         threads named from inside, from outside and by NVTX
  * nvtx-api                      every NVTX call variant, for the dump test
+ * clock                         a mark "c" every 1 ms for 400 ms, payload = CLOCK_MONOTONIC ns read just before
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -345,6 +346,15 @@ int main(int argc, char **argv)
 		pthread_join(a, NULL);
 		pthread_join(outside_th, NULL);
 		pthread_join(c, NULL);
+		return 0;
+	} else if (!strcmp(mode, "clock")) {
+		struct timespec t0, t;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (ms_since(&t0) < 400) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			mark_payload("c", (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec);
+			sleep_ns(1000000);
+		}
 		return 0;
 	} else if (!strcmp(mode, "nvtx-api")) {
 		return nvtx_api();

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -258,6 +259,48 @@ static void test_signal_flush(void)
 	model_release(&m);
 }
 
+static volatile sig_atomic_t handler_tries;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	handler_tries++;
+	mark("from handler");
+}
+
+/*
+ * Records made by a signal handler that interrupts a record of the same
+ * thread are dropped and counted, never written over the interrupted one:
+ * every chunk stays whole and every try is either kept or counted.
+ */
+static void test_signal_handler_records(void)
+{
+	const char *dir = setup(NULL);
+	struct itimerval it = { { 0, 50 }, { 0, 50 } };
+	struct model m;
+	uint64_t kept = 0, tries = 0;
+
+	CHECK(cl_init() == 0);
+	mark("from handler");   /* define the name before the handler can */
+	kept++, tries++;
+	signal(SIGALRM, on_alarm);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int i = 0; i < 300000 && handler_tries < 2000; i++) {
+		kept += mark("main");
+		tries++;
+	}
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	tries += handler_tries;
+	cl_final();
+	load_part(dir, &m);
+	CHECK(handler_tries > 0);
+	CHECK_EQ_U64(m.chunks_bad, 0);
+	CHECK_EQ_U64(m.marks.n + m.drops[TRACE_DROP_BUFFER], tries);
+	CHECK(count_named(&m, "main") >= kept - 1);
+	model_release(&m);
+}
+
 /* Without GPUSCOPE_DIR nothing is recorded and nothing breaks. */
 static void test_disabled(void)
 {
@@ -277,6 +320,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_capture_repeat),
 	GSTEST(test_warning),
 	GSTEST(test_signal_flush),
+	GSTEST(test_signal_handler_records),
 	GSTEST(test_disabled),
 	{ 0 },
 };
