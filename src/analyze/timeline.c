@@ -6,22 +6,30 @@
  * are each sorted; a three-way merge keeps the pass linear).  For every
  * gap of a unit (a process's device) the next GPU operation names, through
  * its correlation id, the API call that launched it and so the thread that
- * fed the GPU.  What that thread did between the start of the gap and the
- * launch call is split by cause (enum az_cause):
+ * fed the GPU.  Then (docs/rules.md, "Attribution of idle gaps"):
  *
  *  - the launch call ended before the gap began: the work was queued and
  *    the GPU waited on something else (an event, another stream): "GPU side",
  *    not the CPU's fault (HTA's idle-time breakdown calls this kernel_wait
- *    or other);
- *  - a blocking call (synchronise, synchronous copy, cudaFree) that started
- *    while the GPU was busy returned at the start of the gap: the whole gap
- *    follows the synchronisation (the CPU could not run ahead);
- *  - otherwise the thread's CUDA API calls, OS-runtime calls (I/O, waits,
- *    locks, sleeps) and, for the time outside any call, NVTX ranges named
- *    like data work; what is left is CPU time, counted as launch overhead
+ *    or other), and no cause gets it;
+ *  - what the thread did between the start of the gap and the launch call
+ *    is split by cause (enum az_cause): its CUDA API calls (nested driver
+ *    calls counted once, start-up work inside them apart), OS-runtime calls
+ *    outside API calls (I/O, waits, locks, sleeps), NVTX ranges named like
+ *    data work, and the rest, CPU time, which counts as launch overhead
  *    when the gap is shorter than launch-bound.max_gap_us;
  *  - from the launch call to the GPU start: launch latency, or staging
- *    time when the operation is a copy from/to pageable memory.
+ *    time when the operation is a copy from/to pageable memory;
+ *  - a blocking call (synchronise, synchronous copy) that started while the
+ *    GPU was busy and returned as the gap began makes the CPU and launch
+ *    time that follows the synchronisation's cost, up to the time it blocked
+ *    (the rest carries over to later gaps); after a cudaFree that time is
+ *    the allocation's cost;
+ *  - CPU, lock and sleep time before a host-to-device copy prepared that
+ *    copy's data: data loading.
+ *
+ * Per-thread row indexes (bucketed by thread, running maximum of ends; NVTX
+ * by nesting depth too) keep each gap's lookups logarithmic.
  */
 #include "internal.h"
 
