@@ -331,8 +331,23 @@ static size_t index_first(const struct thread_index *ix, size_t t, uint64_t t0)
 
 /* ---- correlation hash: (pid, correlation) -> API row ---- */
 
+/*
+ * Correlation ids are small integers that grow with time in each process:
+ * a dense array per process (filled and read in time order, so cache
+ * friendly), with a hash for processes whose ids are too sparse.
+ */
+struct corr_pid {
+	uint32_t pid;
+	uint32_t max;              /* largest id */
+	size_t rows;
+	uint32_t *dense;           /* id -> row + 1, or NULL: use the hash */
+};
+
 struct corr_map {
-	uint32_t *slot;            /* row + 1, 0 = empty */
+	struct corr_pid *pids;
+	size_t npids;
+	size_t last;               /* lookup cache */
+	uint32_t *slot;            /* hash: row + 1, 0 = empty */
 	size_t mask;
 };
 
@@ -342,33 +357,81 @@ static inline size_t corr_hash(uint32_t pid, uint32_t corr)
 	return (size_t)(h >> 20);
 }
 
+static struct corr_pid *corr_pid(struct corr_map *h, uint32_t pid)
+{
+	if (h->last < h->npids && h->pids[h->last].pid == pid)
+		return &h->pids[h->last];
+	for (size_t i = 0; i < h->npids; i++)
+		if (h->pids[i].pid == pid) {
+			h->last = i;
+			return &h->pids[i];
+		}
+	return NULL;
+}
+
 static void corr_build(struct corr_map *h, const struct model *m)
 {
-	size_t n = 16;
+	size_t n = 16, nhash = 0;
 
-	while (n < 2 * m->api.n + 16)
-		n <<= 1;
-	h->slot = xcalloc(n, sizeof(uint32_t));
-	h->mask = n - 1;
 	for (size_t i = 0; i < m->api.n && i < UINT32_MAX - 1; i++) {
 		const struct trace_api *a = &m->api.v[i];
-		size_t s;
+		struct corr_pid *p;
 		if (!a->correlation)
 			continue;
+		if (!(p = corr_pid(h, a->pid))) {
+			h->pids = xrealloc(h->pids, (h->npids + 1) * sizeof(*h->pids));
+			p = &h->pids[h->npids++];
+			memset(p, 0, sizeof(*p));
+			p->pid = a->pid;
+		}
+		p->rows++;
+		if (a->correlation > p->max)
+			p->max = a->correlation;
+	}
+	for (size_t i = 0; i < h->npids; i++) {
+		struct corr_pid *p = &h->pids[i];
+		if ((size_t)p->max <= 8 * p->rows + 4096)
+			p->dense = xcalloc((size_t)p->max + 1, sizeof(uint32_t));
+		else
+			nhash += p->rows;
+	}
+	if (nhash) {
+		while (n < 2 * nhash + 16)
+			n <<= 1;
+		h->slot = xcalloc(n, sizeof(uint32_t));
+		h->mask = n - 1;
+	}
+	for (size_t i = 0; i < m->api.n && i < UINT32_MAX - 1; i++) {
+		const struct trace_api *a = &m->api.v[i];
+		struct corr_pid *p;
+		size_t s;
+		if (!a->correlation || !(p = corr_pid(h, a->pid)))
+			continue;
+		if (p->dense) {
+			if (!p->dense[a->correlation]) /* keep the first: a graph launch owns its kernels */
+				p->dense[a->correlation] = (uint32_t)i + 1;
+			continue;
+		}
 		for (s = corr_hash(a->pid, a->correlation) & h->mask; h->slot[s]; s = (s + 1) & h->mask) {
 			const struct trace_api *b = &m->api.v[h->slot[s] - 1];
 			if (b->pid == a->pid && b->correlation == a->correlation)
-				break; /* keep the first (a graph launch owns its kernels) */
+				break;
 		}
 		if (!h->slot[s])
 			h->slot[s] = (uint32_t)i + 1;
 	}
 }
 
-static const struct trace_api *corr_find(const struct corr_map *h, const struct model *m,
+static const struct trace_api *corr_find(struct corr_map *h, const struct model *m,
 					 uint32_t pid, uint32_t corr)
 {
-	if (!corr || !h->slot)
+	struct corr_pid *p;
+
+	if (!corr || !(p = corr_pid(h, pid)) || corr > p->max)
+		return NULL;
+	if (p->dense)
+		return p->dense[corr] ? &m->api.v[p->dense[corr] - 1] : NULL;
+	if (!h->slot)
 		return NULL;
 	for (size_t s = corr_hash(pid, corr) & h->mask; h->slot[s]; s = (s + 1) & h->mask) {
 		const struct trace_api *b = &m->api.v[h->slot[s] - 1];
@@ -376,6 +439,14 @@ static const struct trace_api *corr_find(const struct corr_map *h, const struct 
 			return b;
 	}
 	return NULL;
+}
+
+static void corr_release(struct corr_map *h)
+{
+	for (size_t i = 0; i < h->npids; i++)
+		free(h->pids[i].dense);
+	free(h->pids);
+	free(h->slot);
 }
 
 /* ---- the pass ---- */
@@ -865,6 +936,45 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 	}
 }
 
+/*
+ * A unit appeared in the pass: size its per-unit arrays and pick its
+ * process's main thread (the one with the most API and OS-runtime rows),
+ * the fallback for gaps whose launch is not recorded.
+ */
+static void unit_added(struct tl *l, size_t ui)
+{
+	struct az_ctx *c = l->c;
+	const struct model *m = l->m;
+	size_t nu = c->nunits + 1;
+
+	l->main_thread = xrealloc(l->main_thread, nu * sizeof(*l->main_thread));
+	l->pid_has_cpu = xrealloc(l->pid_has_cpu, nu * sizeof(*l->pid_has_cpu));
+	l->cur_end = xrealloc(l->cur_end, nu * sizeof(*l->cur_end));
+	l->credit = xrealloc(l->credit, nu * sizeof(*l->credit));
+	l->credit_name = xrealloc(l->credit_name, nu * sizeof(*l->credit_name));
+	l->pid_has_cpu[ui] = 0;
+	l->cur_end[ui] = 0;
+	l->credit[ui] = 0;
+	l->credit_name[ui] = 0;
+	{
+		size_t best = SIZE_MAX, best_n = 0;
+		for (size_t t = 0; t < m->threads.n; t++) {
+			size_t n;
+			if (m->threads.v[t].pid != c->units[ui].pid)
+				continue;
+			n = (l->api.off[t + 1] - l->api.off[t]) * 4 + (l->osrt.off[t + 1] - l->osrt.off[t]);
+			if (n)
+				l->pid_has_cpu[ui] = 1;
+			if (best == SIZE_MAX || n > best_n ||
+			    (n == best_n && m->threads.v[t].tid == c->units[ui].pid)) {
+				best = t;
+				best_n = n;
+			}
+		}
+		l->main_thread[ui] = best == SIZE_MAX ? 0 : (uint32_t)best + 1;
+	}
+}
+
 static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 {
 	struct az_ctx *c = l->c;
@@ -876,9 +986,12 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 		return;
 	if (c->win.n > 1 && !az_win_overlap(c, op->start, op->end > op->start ? op->end : op->start + 1))
 		return;
-	ui = unit_get(c, op->pid, op->device, last);
-	if (ui >= l->c->nunits)
-		return;
+	{
+		size_t before = c->nunits;
+		ui = unit_get(c, op->pid, op->device, last);
+		if (c->nunits != before)
+			unit_added(l, ui);
+	}
 	u = &c->units[ui];
 	s = umax(op->start, c->lo);
 	e = umin(op->end, c->hi);
@@ -935,44 +1048,6 @@ void az_merge3(struct interval_set *out, const struct interval_set *a, const str
 	out->normal = 1;
 }
 
-/* Find units first (cheap), so that per-unit arrays can be sized. */
-static void find_units(struct az_ctx *c)
-{
-	const struct model *m = c->m;
-	size_t last = 0;
-
-	for (size_t i = 0; i < m->kernels.n; i++)
-		unit_get(c, m->kernels.v[i].pid, m->kernels.v[i].device, &last);
-	for (size_t i = 0; i < m->memcpys.n; i++)
-		unit_get(c, m->memcpys.v[i].pid, m->memcpys.v[i].device, &last);
-	for (size_t i = 0; i < m->memsets.n; i++)
-		unit_get(c, m->memsets.v[i].pid, m->memsets.v[i].device, &last);
-}
-
-static void main_threads(struct tl *l)
-{
-	struct az_ctx *c = l->c;
-	const struct model *m = l->m;
-
-	for (size_t ui = 0; ui < c->nunits; ui++) {
-		size_t best = SIZE_MAX, best_n = 0;
-		for (size_t t = 0; t < m->threads.n; t++) {
-			size_t n;
-			if (m->threads.v[t].pid != c->units[ui].pid)
-				continue;
-			n = (l->api.off[t + 1] - l->api.off[t]) * 4 + (l->osrt.off[t + 1] - l->osrt.off[t]);
-			if (n)
-				l->pid_has_cpu[ui] = 1;
-			if (best == SIZE_MAX || n > best_n ||
-			    (n == best_n && m->threads.v[t].tid == c->units[ui].pid)) {
-				best = t;
-				best_n = n;
-			}
-		}
-		l->main_thread[ui] = best == SIZE_MAX ? 0 : (uint32_t)best + 1;
-	}
-}
-
 void az_build_timeline(struct az_ctx *c)
 {
 	const struct model *m = c->m;
@@ -990,7 +1065,6 @@ void az_build_timeline(struct az_ctx *c)
 	if (!l.min_gap)
 		l.min_gap = 1;
 
-	find_units(c);
 	if (c->nsteps_nvtx)
 		c->step_cause = xcalloc(c->nsteps_nvtx * CAUSE__N, sizeof(uint64_t));
 	BUILD_INDEX(&l.api, m, m->api.v, m->api.n);
@@ -1001,12 +1075,6 @@ void az_build_timeline(struct az_ctx *c)
 	memset(&l.nvtx, 0, sizeof(l.nvtx));
 	cpu_index(&l);
 	corr_build(&l.corr, m);
-	l.main_thread = xcalloc(c->nunits + 1, sizeof(uint32_t));
-	l.pid_has_cpu = xcalloc(c->nunits + 1, 1);
-	l.cur_end = xcalloc(c->nunits + 1, sizeof(uint64_t));
-	l.credit = xcalloc(c->nunits + 1, sizeof(uint64_t));
-	l.credit_name = xcalloc(c->nunits + 1, sizeof(uint32_t));
-	main_threads(&l);
 
 	/* three-way merge of kernels, copies and sets by start */
 	for (;;) {
@@ -1014,7 +1082,6 @@ void az_build_timeline(struct az_ctx *c)
 		uint64_t sc = ic < m->memcpys.n ? m->memcpys.v[ic].start : UINT64_MAX;
 		uint64_t ss = is < m->memsets.n ? m->memsets.v[is].start : UINT64_MAX;
 		struct gpu_op op;
-		size_t before;
 
 		if (sk == UINT64_MAX && sc == UINT64_MAX && ss == UINT64_MAX)
 			break;
@@ -1036,10 +1103,7 @@ void az_build_timeline(struct az_ctx *c)
 		}
 		if (op.end < op.start)
 			op.end = op.start;
-		before = c->nunits;
 		route(&l, &op, &last);
-		if (c->nunits != before) /* cannot happen: units were found first */
-			BUG("unit appeared during the pass");
 	}
 
 	for (size_t ui = 0; ui < c->nunits; ui++) {
@@ -1071,7 +1135,7 @@ void az_build_timeline(struct az_ctx *c)
 	free(l.data_name);
 	free(l.cpu_off);
 	free(l.cpu_row);
-	free(l.corr.slot);
+	corr_release(&l.corr);
 	free(l.main_thread);
 	free(l.pid_has_cpu);
 	free(l.cur_end);
