@@ -332,8 +332,8 @@ static void find_nvtx_steps(struct az_ctx *c)
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
 		const char *nm = model_str(m, r->name_id);
-		if (r->end <= r->start || !az_in_win(c, r->start))
-			continue;
+		if (r->end <= r->start || !az_win_overlap(c, r->start, r->end))
+			continue; /* a step overlapping the window counts: it starts before its first kernel */
 		if (want ? !name_matches(nm, want) : !is_step_name(nm))
 			continue;
 		if (!want && n && !name_matches(nm, model_str(m, name_id)))

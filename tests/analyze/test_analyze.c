@@ -394,6 +394,76 @@ static void test_gpu_side_gap(void)
 	model_release(&m);
 }
 
+/*
+ * Deep NVTX nesting: a run-long "train" range, per step a "load_batch" range
+ * holding thousands of short operator ranges; the gap inside it is data
+ * loading (the far parent's name counts), found without walking siblings.
+ */
+static void test_nested_nvtx(void)
+{
+	const char *p = tmp("nested.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	struct model m;
+	struct analyze_result r;
+	uint64_t t = 1000 * MS;
+	const struct finding *f;
+
+	CHECK(synth_open(&s, p, 100, "python3 x.py") == 0);
+	synth_nvtx(&s, 100, "train", t - 1 * MS, t + 30 * 10 * MS);
+	for (int i = 0; i < 30; i++) {
+		synth_nvtx(&s, 100, "load_batch", t, t + 6 * MS);
+		for (int j = 0; j < 2000; j++)
+			synth_nvtx(&s, 100, "aten::add", t + (uint64_t)j * 3 * US, t + (uint64_t)j * 3 * US + 2 * US);
+		synth_kernel(&s, 100, t + 6 * MS, t + 6 * MS + 5 * US, t + 6 * MS + 10 * US, t + 10 * MS, &k);
+		t += 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "data-loading");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_CONTAINS(f->evidence, "NVTX 'load_batch'");
+		CHECK_NEAR(f->gain, 29 * 6.0 / (29 * 10 + 4), 0.01);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+/* One stall in twenty steps is reported as such. */
+static void test_occasional_stall(void)
+{
+	const char *p = tmp("stall.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	struct model m;
+	struct analyze_result r;
+	uint64_t t = 1000 * MS;
+	const struct finding *f;
+
+	CHECK(synth_open(&s, p, 100, "./train") == 0);
+	for (int i = 0; i < 20; i++) {
+		uint64_t stall = i == 10 ? 40 * MS : 0;
+		synth_nvtx(&s, 100, "step", t, t + stall + 10 * MS);
+		if (stall)
+			synth_osrt(&s, 100, OSRT_READ, t, t + stall);
+		synth_kernel(&s, 100, t + stall, t + stall + 5 * US, t + stall + 10 * US, t + stall + 10 * MS, &k);
+		t += stall + 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "data-loading");
+	CHECK(f != NULL);
+	if (f && getenv("GS_TEST_VERBOSE"))
+		fputs(f->evidence, stderr);
+	if (f) {
+		CHECK_CONTAINS(f->evidence, "in 1 of 19 steps (most: 40.000 ms");
+		CHECK_CONTAINS(f->evidence, "an occasional stall");
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
 /* --set overrides a threshold; bad names are errors, not ignored. */
 static void test_set(void)
 {
@@ -500,8 +570,29 @@ static void test_nvtx_steps(void)
 	CHECK(analyze_file(p, NULL, &m, &r) == 0);
 	CHECK_NEAR(r.summary.step_period_s, 0.025, 1e-6);
 	CHECK(r.summary.step_source && strstr(r.summary.step_source, "ProfilerStep#"));
+	/* the first of the 20 steps is left out as warm-up, and said so */
+	CHECK_NEAR(r.summary.wall_s, 18 * 0.025 + 0.02, 1e-6);
+	CHECK(r.nnotes >= 1);
 	analyze_result_release(&r);
 	model_release(&m);
+
+	/* --step names the range (without its number); --start 0 keeps the warm-up */
+	{
+		struct analyze_opts o = { 0 };
+		o.step = "ProfilerStep";
+		o.start = 1;
+		CHECK(analyze_file(p, &o, &m, &r) == 0);
+		CHECK_NEAR(r.summary.step_period_s, 0.025, 1e-6);
+		CHECK(r.summary.wall_s > 19 * 0.025);
+		analyze_result_release(&r);
+		model_release(&m);
+		o.step = "nosuchstep";
+		CHECK(analyze_file(p, &o, &m, &r) == 0);
+		CHECK(r.summary.step_period_s == 0 || (r.summary.step_source &&
+						       strstr(r.summary.step_source, "periodic")));
+		analyze_result_release(&r);
+		model_release(&m);
+	}
 }
 
 /* ---- edge cases: never crash, never NaN ---- */
@@ -658,6 +749,8 @@ static const struct gstest tests[] = {
 	GSTEST(test_data_names),
 	GSTEST(test_api_classes),
 	GSTEST(test_attribution),
+	GSTEST(test_nested_nvtx),
+	GSTEST(test_occasional_stall),
 	GSTEST(test_gpu_side_gap),
 	GSTEST(test_set),
 	GSTEST(test_window),
