@@ -332,8 +332,8 @@ static void find_nvtx_steps(struct az_ctx *c)
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
 		const char *nm = model_str(m, r->name_id);
-		if (r->end <= r->start || !az_in_win(c, r->start))
-			continue;
+		if (r->end <= r->start || !az_win_overlap(c, r->start, r->end))
+			continue; /* a step overlapping the window counts: it starts before its first kernel */
 		if (want ? !name_matches(nm, want) : !is_step_name(nm))
 			continue;
 		if (!want && n && !name_matches(nm, model_str(m, name_id)))
@@ -454,6 +454,15 @@ static int detect_pytorch(const struct model *m)
 	return 0;
 }
 
+/* Did the loader or importer already say this (a warning containing @what)? */
+static int warned(const struct model *m, const char *what)
+{
+	for (size_t i = 0; i < m->nr_warnings; i++)
+		if (strstr(m->warnings[i], what))
+			return 1;
+	return 0;
+}
+
 static void input_notes(struct az_ctx *c)
 {
 	const struct model *m = c->m;
@@ -467,7 +476,7 @@ static void input_notes(struct az_ctx *c)
 	if (c->has_gpu && !(m->has & MODEL_HAS_API))
 		az_note(c, "no CUDA API records: idle gaps are attributed to each process's "
 			"busiest thread, synchronisation and launch costs cannot be measured");
-	if (c->has_gpu && !(m->has & MODEL_HAS_OSRT))
+	if (c->has_gpu && !(m->has & MODEL_HAS_OSRT) && !warned(m, "OS-runtime"))
 		az_note(c, "no OS-runtime records: I/O, locks and sleeps cannot be told apart from "
 			"CPU work (record with --trace=osrt)");
 	if (c->cause[CAUSE_INIT].ns) {

@@ -66,6 +66,13 @@ const char *const *analyze_rule_ids(void);
 int analyze_run(const struct model *m, const struct analyze_opts *o, struct analyze_result *r);
 void analyze_result_release(struct analyze_result *r);
 
+/*
+ * analyze_print_rules - list every rule (id, title, finding ids) and its
+ * thresholds with their defaults and reasons (`gpuscope analyze --rules`).
+ * Returns 0, or -1 on a write error.
+ */
+int analyze_print_rules(FILE *f);
+
 /* Print as text or as the documented JSON schema (docs/rules.md); 0 or -1. */
 int analyze_print_text(FILE *f, const struct model *m, const struct analyze_result *r);
 int analyze_print_json(FILE *f, const struct model *m, const struct analyze_result *r);

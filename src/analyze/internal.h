@@ -131,6 +131,8 @@ struct az_ctx {
 	uint64_t gpu_side_gaps;
 	struct az_cause_stat cause[CAUSE__N];
 	uint64_t launch_gaps;      /* gaps (any length) whose next launch came after the gap began */
+	uint64_t cpu_sampled_ns;   /* CPU-work idle time that thread CPU samples bracket */
+	uint64_t cpu_on_ns;        /* the part of it the thread was running */
 
 	/* steps */
 	double step_period_s;
@@ -138,6 +140,7 @@ struct az_ctx {
 	struct interval *steps;    /* NVTX step instances in the window, or NULL */
 	size_t nsteps_nvtx;
 	char *step_source;
+	uint64_t *step_cause;       /* nsteps_nvtx x CAUSE__N: idle time per step and cause */
 	uint64_t warmup_skipped;    /* ns of the first step left out of the window */
 
 	int pytorch;               /* the report shows PyTorch */
@@ -197,8 +200,19 @@ const char *az_pct(char *buf, size_t n, double frac);
 /* timeline.c: units, busy sets, gaps and their attribution. */
 void az_build_timeline(struct az_ctx *c);
 void az_release_timeline(struct az_ctx *c);
+/* @out = union of three normalised sets (empty sets allowed), without sorting. */
+void az_merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
+	       const struct interval_set *c);
+
 /* Does the NVTX range name look like data work (load, batch, read, decode ...)? */
 int az_is_data_name(const char *name);
+
+/*
+ * az_steps_line - "in 3 of 9 steps (most 38.2 ms, the step at 1.234 s)" for
+ * the idle time of @causes, appended to @sb with a newline; nothing without
+ * NVTX steps.
+ */
+void az_steps_line(const struct az_ctx *c, const int *causes, size_t n, struct strbuf *sb);
 
 /* "I/O 3.1 s (120 gaps; mostly in read 2.9 s; thread 'main' pid 1 tid 1)" */
 void az_describe_cause(const struct az_ctx *c, int cause, struct strbuf *sb);

@@ -23,6 +23,18 @@ static double rel(const struct model *m, uint64_t t)
 	return t >= m->t_min ? (double)(t - m->t_min) / 1e9 : 0;
 }
 
+int analyze_print_rules(FILE *f)
+{
+	for (size_t i = 0; i < az_nrules; i++) {
+		const struct az_rule *r = &az_rules[i];
+		fprintf(f, "%s: %s (findings: %s)\n", r->id, r->title, r->emits);
+		for (size_t k = 0; r->params[k].key; k++)
+			fprintf(f, "  --set %s.%s=%g\t%s\n", r->id, r->params[k].key, r->params[k].def,
+				r->params[k].why);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
 int analyze_print_text(FILE *f, const struct model *m, const struct analyze_result *r)
 {
 	const struct analyze_summary *s = &r->summary;

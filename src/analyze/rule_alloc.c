@@ -74,6 +74,10 @@ void rule_alloc(struct az_ctx *c, const struct az_rule *self)
 	strbuf_addstr(&ev, "GPU idle because of them: ");
 	az_describe_cause(c, CAUSE_ALLOC, &ev);
 	strbuf_addch(&ev, '\n');
+	{
+		static const int cs[] = { CAUSE_ALLOC };
+		az_steps_line(c, cs, 1, &ev);
+	}
 	for (int k = 0; k < 3; k++)
 		if (c->cause[CAUSE_ALLOC].big[k].end > c->cause[CAUSE_ALLOC].big[k].start)
 			where[nw++] = c->cause[CAUSE_ALLOC].big[k];

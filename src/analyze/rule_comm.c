@@ -17,7 +17,7 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	struct strbuf ev = STRBUF_INIT;
 	struct interval where[3];
 	size_t nw = 0, nunits = 0;
-	char b1[64], b2[64];
+	char b1[64], b2[64], b3[64];
 	double gain;
 	int t;
 
@@ -71,7 +71,7 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 		    fmt_duration(b1, sizeof(b1), (double)comm),
 		    fmt_duration(b2, sizeof(b2), (double)(comm - exposed)),
 		    az_div((double)(comm - exposed), (double)comm) * 100,
-		    fmt_duration(b1, sizeof(b1), (double)exposed));
+		    fmt_duration(b3, sizeof(b3), (double)exposed));
 	if ((t = az_tally_top(&names)) >= 0)
 		strbuf_addf(&ev, "most time in %s (%s)\n", model_str(m, (uint32_t)names.key[t]),
 			    fmt_duration(b1, sizeof(b1), (double)names.ns[t]));

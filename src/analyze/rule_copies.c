@@ -63,6 +63,24 @@ static uint64_t exposed_of(struct az_ctx *c, const struct trace_memcpy *k, struc
 	return hid >= d ? 0 : d - hid;
 }
 
+/* @out = @a ∩ @b (both normalised). */
+static void intersect(struct interval_set *out, const struct interval_set *a, const struct interval_set *b)
+{
+	size_t i = 0, j = 0;
+
+	while (i < a->n && j < b->n) {
+		uint64_t st = a->v[i].start > b->v[j].start ? a->v[i].start : b->v[j].start;
+		uint64_t en = a->v[i].end < b->v[j].end ? a->v[i].end : b->v[j].end;
+		if (en > st)
+			ivset_add(out, st, en);
+		if (a->v[i].end < b->v[j].end)
+			i++;
+		else
+			j++;
+	}
+	out->normal = 1;
+}
+
 static void top3(struct interval w[3], size_t *n, uint64_t a, uint64_t b)
 {
 	size_t min = 0;
@@ -94,7 +112,7 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 	struct interval wpg[3], wser[3], wsm[3];
 	size_t nwpg = 0, nwser = 0, nwsm = 0;
 	struct az_unit *cache = NULL;
-	uint64_t *unit_exposed;
+	struct interval_set *big_sets;  /* per unit: big pinned uploads, downloads */
 	uint32_t *kstream;
 	char b1[64], b2[64], b3[64], b4[64];
 
@@ -124,7 +142,7 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 		if (bw[d] <= 0)
 			bw[d] = 25.0;
 	}
-	unit_exposed = xcalloc(2 * c->nunits + 2, sizeof(uint64_t));
+	big_sets = xcalloc(2 * c->nunits + 2, sizeof(*big_sets));
 	kstream = xcalloc(c->nunits + 1, sizeof(uint32_t));
 	{
 		/* the stream with the most kernel time of each GPU */
@@ -166,7 +184,7 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 			ser_bytes += k->bytes;
 			ser_exposed += ex;
 			if (cache)
-				unit_exposed[2 * (size_t)(cache - c->units) + (size_t)d] += ex;
+				ivset_add(&big_sets[2 * (size_t)(cache - c->units) + (size_t)d], k->start, k->end);
 			if (ex)
 				top3(wser, &nwser, k->start, k->end);
 			if (cache && k->stream == kstream[cache - c->units])
@@ -223,16 +241,35 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 		double gain;
 		for (size_t ui = 0; ui < c->nunits; ui++) {
 			/*
-			 * Pipelined, the step costs the slowest of compute and the copies;
-			 * copies in opposite directions use separate engines and overlap each
-			 * other by copies.duplex.
+			 * Pipelined in chunks on two streams, a step costs its slowest
+			 * engine: compute, or the copies, an upload and a download
+			 * overlapping each other by copies.duplex.  The saving is how far
+			 * the GPU's busy time is above that bound, and at most the copy time
+			 * that now runs alone (beside no kernel and no opposite copy).
 			 */
-			double eh = (double)unit_exposed[2 * ui], ed = (double)unit_exposed[2 * ui + 1];
-			double comp = (double)ivset_total(&c->units[ui].compute);
-			double copy = (eh > ed ? eh : ed) + (1 - duplex) * (eh < ed ? eh : ed);
-			double piped = copy > comp ? copy : comp, serial = eh + ed + comp;
-			if (serial > piped)
-				hide += (uint64_t)(serial - piped);
+			struct interval_set *H = &big_sets[2 * ui], *D = &big_sets[2 * ui + 1];
+			struct interval_set *C = &c->units[ui].compute, hd = { 0 }, hnd = { 0 }, none = { 0 };
+			double h, dd, comp, copy, bound, busy, alone, chd;
+			ivset_normalize(H);
+			ivset_normalize(D);
+			h = (double)ivset_total(H);
+			dd = (double)ivset_total(D);
+			if (!h && !dd)
+				continue;
+			/* small sets only: the compute set is scanned, never copied */
+			comp = (double)ivset_total(C);
+			az_merge3(&hd, H, D, &none);
+			intersect(&hnd, H, D);
+			chd = (double)ivset_intersect_total(C, &hd);
+			busy = comp + (double)ivset_total(&hd) - chd;
+			alone = (double)ivset_total(&hd) - chd -
+				((double)ivset_total(&hnd) - (double)ivset_intersect_total(C, &hnd));
+			copy = (h > dd ? h : dd) + (1 - duplex) * (h < dd ? h : dd);
+			bound = copy > comp ? copy : comp;
+			if (busy > bound && alone > 0)
+				hide += (uint64_t)(busy - bound < alone ? busy - bound : alone);
+			ivset_release(&hd);
+			ivset_release(&hnd);
 		}
 		gain = az_div((double)hide, (double)c->unit_wall_ns);
 		if (gain >= min_gain) {
@@ -246,9 +283,9 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 				strbuf_addf(&ev, "%llu of them on the stream that runs most kernels of their GPU: copy and "
 					    "compute are serialised by stream order\n", (unsigned long long)same_stream);
 			az_add(c, "serial-copy", az_severity(gain), gain, "Copies not overlapped with compute",
-			       "sum over GPUs of (exposed upload + exposed download + compute - max(compute, max(up, down) + "
-			       "(1 - copies.duplex) x min(up, down))) / analysed GPU time: pipelined in chunks on two streams a "
-			       "step costs its slowest engine, copies in opposite directions overlapping each other by copies.duplex",
+			       "sum over GPUs of min(busy time - max(compute, max(up, down) + (1 - copies.duplex) x min(up, down)), "
+			       "copy time beside no kernel and no opposite copy) / analysed GPU time: pipelined in chunks on two "
+			       "streams a step costs its slowest engine",
 			       ev.buf,
 			       c->pytorch
 			       ? "Overlap copies with compute: copy the next batch on a side stream (with torch.cuda.stream(s): "
@@ -286,6 +323,8 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 			strbuf_release(&ev);
 		}
 	}
-	free(unit_exposed);
+	for (size_t i = 0; i < 2 * c->nunits + 2; i++)
+		ivset_release(&big_sets[i]);
+	free(big_sets);
 	free(kstream);
 }

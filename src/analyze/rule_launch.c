@@ -100,6 +100,10 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 	strbuf_addf(&ev, "GPU idle with an empty queue while the CPU was launching or dispatching: ");
 	az_describe_cause(c, CAUSE_LAUNCH, &ev);
 	strbuf_addch(&ev, '\n');
+	{
+		static const int cs[] = { CAUSE_LAUNCH };
+		az_steps_line(c, cs, 1, &ev);
+	}
 	for (int k = 0; k < 3; k++)
 		if (c->cause[CAUSE_LAUNCH].big[k].end > c->cause[CAUSE_LAUNCH].big[k].start)
 			where[nw++] = c->cause[CAUSE_LAUNCH].big[k];

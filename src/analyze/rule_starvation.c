@@ -96,6 +96,45 @@ static void idle_line(const struct az_ctx *c, struct strbuf *ev)
 	strbuf_addch(ev, '\n');
 }
 
+void az_steps_line(const struct az_ctx *c, const int *causes, size_t n, struct strbuf *sb)
+{
+	size_t with = 0, best = 0;
+	uint64_t best_ns = 0;
+	char b[64];
+
+	if (!c->step_cause || !c->nsteps_nvtx)
+		return;
+	for (size_t s = 0; s < c->nsteps_nvtx; s++) {
+		uint64_t ns = 0;
+		for (size_t i = 0; i < n; i++)
+			ns += c->step_cause[s * CAUSE__N + (size_t)causes[i]];
+		if (ns * 100 >= (c->steps[s].end - c->steps[s].start)) /* at least 1% of the step */
+			with++;
+		if (ns > best_ns) {
+			best_ns = ns;
+			best = s;
+		}
+	}
+	if (!best_ns)
+		return;
+	strbuf_addf(sb, "in %zu of %zu steps (most: %s in the step at %.6f s)%s\n", with, c->nsteps_nvtx,
+		    fmt_duration(b, sizeof(b), (double)best_ns), az_rel_s(c, c->steps[best].start),
+		    with * 4 <= c->nsteps_nvtx ? ": an occasional stall, not every step" : "");
+}
+
+/* What the thread CPU samples say about the "CPU work" parts. */
+static void cpu_line(const struct az_ctx *c, struct strbuf *ev)
+{
+	double on;
+
+	if (!c->cpu_sampled_ns)
+		return;
+	on = az_div((double)c->cpu_on_ns, (double)c->cpu_sampled_ns);
+	strbuf_addf(ev, "thread CPU samples: the thread ran on a CPU %.0f%% of its CPU-work idle time%s\n", on * 100,
+		    on < 0.5 ? " (mostly off-CPU: blocked in calls that are not traced, page faults, or waiting to run)"
+			     : " (computing)");
+}
+
 static void data_loading(struct az_ctx *c, const struct az_rule *self)
 {
 	static const int causes[] = { CAUSE_IO, CAUSE_WAIT, CAUSE_DATA_CPU };
@@ -126,6 +165,8 @@ static void data_loading(struct az_ctx *c, const struct az_rule *self)
 		az_describe_cause(c, causes[i], &ev);
 		strbuf_addch(&ev, '\n');
 	}
+	cpu_line(c, &ev);
+	az_steps_line(c, causes, ARRAY_SIZE(causes), &ev);
 	nw = where_of(c, causes, ARRAY_SIZE(causes), where);
 	az_add(c, "data-loading", az_severity(gain), gain, title.buf,
 	       "idle time during which the thread that launches the next GPU work was reading, waiting on "
@@ -201,6 +242,8 @@ static void starvation(struct az_ctx *c, const struct az_rule *self)
 		az_describe_cause(c, causes[i], &ev);
 		strbuf_addch(&ev, '\n');
 	}
+	cpu_line(c, &ev);
+	az_steps_line(c, causes, ARRAY_SIZE(causes), &ev);
 	nw = where_of(c, causes, ARRAY_SIZE(causes), where);
 	az_add(c, "gpu-starvation", az_severity(gain), gain, title.buf,
 	       "idle time while the thread that launches the next GPU work computed outside CUDA calls, waited on a lock, "

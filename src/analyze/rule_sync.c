@@ -78,6 +78,10 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 			    (unsigned long long)nitem, (unsigned long long)item_bytes);
 	if (nsyncrec)
 		strbuf_addf(&ev, "%llu CUDA synchronisation records in the window\n", (unsigned long long)nsyncrec);
+	{
+		static const int cs[] = { CAUSE_SYNC };
+		az_steps_line(c, cs, 1, &ev);
+	}
 	for (int k = 0; k < 3; k++)
 		if (c->cause[CAUSE_SYNC].big[k].end > c->cause[CAUSE_SYNC].big[k].start)
 			where[nw++] = c->cause[CAUSE_SYNC].big[k];

@@ -92,7 +92,8 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 		}
 	}
 	free(slot);
-	qsort(agg, nagg, sizeof(*agg), cmp_waste);
+	if (nagg > 1)
+		qsort(agg, nagg, sizeof(*agg), cmp_waste);
 	for (size_t i = 0; i < nagg; i++) {
 		if (!agg[i].waste || (double)agg[i].ns < hot * (double)total)
 			continue;

@@ -21,7 +21,7 @@ static const struct az_param p_starvation[] = {
 static const struct az_param p_launch[] = {
 	{ "short_kernel_us", 10, "a kernel shorter than the 5-10 us a CPU thread needs to launch one cannot keep the GPU busy" },
 	{ "max_gap_us", 100, "CPU pauses under 100 us between launches are framework dispatch (PyTorch eager: 10-50 us per op); longer ones are host work" },
-	{ "graph_gap_us", 1, "kernels replayed from a CUDA graph start about 1 us apart: the part of each gap a graph cannot remove" },
+	{ "graph_gap_us", 0.1, "kernels inside one CUDA graph start about 0.1 us after the previous one ends (H200, tests/data/cuda/h200_graph.gpuscope): the part of each gap a graph cannot remove" },
 	{ "min_short_share", 0.5, "launch-bound needs most kernels to be short (or launch time >= kernel time)" },
 	MIN_GAIN,
 	{ NULL, 0, NULL },
@@ -38,7 +38,7 @@ static const struct az_param p_copies[] = {
 	{ "small_bytes", 65536, "under 64 KiB a PCIe copy costs mostly its fixed ~5-10 us; nsys's sync-copy rule also ignores small host-to-device copies" },
 	{ "min_small_count", 100, "a few small copies are normal; hundreds in the window are a pattern worth batching" },
 	{ "min_copy_bytes", 1048576, "copies of at least 1 MiB are worth overlapping with compute" },
-	{ "duplex", 0.5, "an upload and a download at the same time reach about 1.5x one direction's bandwidth (separate copy engines, shared host memory and PCIe credits)" },
+	{ "duplex", 0.35, "an upload and a download at the same time reach 1.2-1.5x one direction's throughput on PCIe servers (separate copy engines, shared host memory and PCIe flow control): 1.35x" },
 	MIN_GAIN,
 	{ NULL, 0, NULL },
 };

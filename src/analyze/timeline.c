@@ -6,22 +6,30 @@
  * are each sorted; a three-way merge keeps the pass linear).  For every
  * gap of a unit (a process's device) the next GPU operation names, through
  * its correlation id, the API call that launched it and so the thread that
- * fed the GPU.  What that thread did between the start of the gap and the
- * launch call is split by cause (enum az_cause):
+ * fed the GPU.  Then (docs/rules.md, "Attribution of idle gaps"):
  *
  *  - the launch call ended before the gap began: the work was queued and
  *    the GPU waited on something else (an event, another stream): "GPU side",
  *    not the CPU's fault (HTA's idle-time breakdown calls this kernel_wait
- *    or other);
- *  - a blocking call (synchronise, synchronous copy, cudaFree) that started
- *    while the GPU was busy returned at the start of the gap: the whole gap
- *    follows the synchronisation (the CPU could not run ahead);
- *  - otherwise the thread's CUDA API calls, OS-runtime calls (I/O, waits,
- *    locks, sleeps) and, for the time outside any call, NVTX ranges named
- *    like data work; what is left is CPU time, counted as launch overhead
+ *    or other), and no cause gets it;
+ *  - what the thread did between the start of the gap and the launch call
+ *    is split by cause (enum az_cause): its CUDA API calls (nested driver
+ *    calls counted once, start-up work inside them apart), OS-runtime calls
+ *    outside API calls (I/O, waits, locks, sleeps), NVTX ranges named like
+ *    data work, and the rest, CPU time, which counts as launch overhead
  *    when the gap is shorter than launch-bound.max_gap_us;
  *  - from the launch call to the GPU start: launch latency, or staging
- *    time when the operation is a copy from/to pageable memory.
+ *    time when the operation is a copy from/to pageable memory;
+ *  - a blocking call (synchronise, synchronous copy) that started while the
+ *    GPU was busy and returned as the gap began makes the CPU and launch
+ *    time that follows the synchronisation's cost, up to the time it blocked
+ *    (the rest carries over to later gaps); after a cudaFree that time is
+ *    the allocation's cost;
+ *  - CPU, lock and sleep time before a host-to-device copy prepared that
+ *    copy's data: data loading.
+ *
+ * Per-thread row indexes (bucketed by thread, running maximum of ends; NVTX
+ * by nesting depth too) keep each gap's lookups logarithmic.
  */
 #include "internal.h"
 
@@ -43,18 +51,24 @@ int az_api_class(const char *n)
 	    has_prefix(n, "cuModuleGetFunction") || has_prefix(n, "cuLibraryGetKernel") ||
 	    has_prefix(n, "cuKernelGetFunction"))
 		return API_INIT;
+	if (has_prefix(n, "hip")) /* ROCm traces (Kineto): the same calls, another prefix */
+		n += 3;
 	if (has_prefix(n, "cudaLaunch") || has_prefix(n, "cuLaunch") ||
-	    has_prefix(n, "cudaGraphLaunch") || has_prefix(n, "cuGraphLaunch"))
+	    has_prefix(n, "cudaGraphLaunch") || has_prefix(n, "cuGraphLaunch") ||
+	    has_prefix(n, "Launch") || has_prefix(n, "ExtLaunch") || has_prefix(n, "ModuleLaunch") ||
+	    has_prefix(n, "GraphLaunch"))
 		return API_LAUNCH;
 	if (strstr(n, "Synchronize") && !strstr(n, "Set"))
 		return API_SYNC;
 	if (has_prefix(n, "cudaMemcpy") || has_prefix(n, "cudaMemset") ||
-	    has_prefix(n, "cuMemcpy") || has_prefix(n, "cuMemset"))
+	    has_prefix(n, "cuMemcpy") || has_prefix(n, "cuMemset") || has_prefix(n, "Memcpy") ||
+	    has_prefix(n, "Memset"))
 		return strstr(n, "Async") || strstr(n, "async") ? API_COPY_ASYNC : API_COPY_SYNC;
-	if (has_prefix(n, "cudaFree") || has_prefix(n, "cuMemFree") ||
+	if (has_prefix(n, "cudaFree") || has_prefix(n, "cuMemFree") || has_prefix(n, "Free") ||
 	    has_prefix(n, "cuMemRelease") || has_prefix(n, "cuMemUnmap"))
 		return strstr(n, "Async") ? API_OTHER : API_FREE;
-	if (has_prefix(n, "cudaMalloc") || has_prefix(n, "cuMemAlloc") ||
+	if (has_prefix(n, "cudaMalloc") || has_prefix(n, "cuMemAlloc") || has_prefix(n, "Malloc") ||
+	    has_prefix(n, "HostMalloc") ||
 	    has_prefix(n, "cudaHostAlloc") || has_prefix(n, "cuMemHostAlloc") ||
 	    has_prefix(n, "cuMemCreate") || has_prefix(n, "cuMemMap"))
 		return strstr(n, "Async") ? API_OTHER : API_ALLOC;
@@ -317,8 +331,23 @@ static size_t index_first(const struct thread_index *ix, size_t t, uint64_t t0)
 
 /* ---- correlation hash: (pid, correlation) -> API row ---- */
 
+/*
+ * Correlation ids are small integers that grow with time in each process:
+ * a dense array per process (filled and read in time order, so cache
+ * friendly), with a hash for processes whose ids are too sparse.
+ */
+struct corr_pid {
+	uint32_t pid;
+	uint32_t max;              /* largest id */
+	size_t rows;
+	uint32_t *dense;           /* id -> row + 1, or NULL: use the hash */
+};
+
 struct corr_map {
-	uint32_t *slot;            /* row + 1, 0 = empty */
+	struct corr_pid *pids;
+	size_t npids;
+	size_t last;               /* lookup cache */
+	uint32_t *slot;            /* hash: row + 1, 0 = empty */
 	size_t mask;
 };
 
@@ -328,33 +357,81 @@ static inline size_t corr_hash(uint32_t pid, uint32_t corr)
 	return (size_t)(h >> 20);
 }
 
+static struct corr_pid *corr_pid(struct corr_map *h, uint32_t pid)
+{
+	if (h->last < h->npids && h->pids[h->last].pid == pid)
+		return &h->pids[h->last];
+	for (size_t i = 0; i < h->npids; i++)
+		if (h->pids[i].pid == pid) {
+			h->last = i;
+			return &h->pids[i];
+		}
+	return NULL;
+}
+
 static void corr_build(struct corr_map *h, const struct model *m)
 {
-	size_t n = 16;
+	size_t n = 16, nhash = 0;
 
-	while (n < 2 * m->api.n + 16)
-		n <<= 1;
-	h->slot = xcalloc(n, sizeof(uint32_t));
-	h->mask = n - 1;
 	for (size_t i = 0; i < m->api.n && i < UINT32_MAX - 1; i++) {
 		const struct trace_api *a = &m->api.v[i];
-		size_t s;
+		struct corr_pid *p;
 		if (!a->correlation)
 			continue;
+		if (!(p = corr_pid(h, a->pid))) {
+			h->pids = xrealloc(h->pids, (h->npids + 1) * sizeof(*h->pids));
+			p = &h->pids[h->npids++];
+			memset(p, 0, sizeof(*p));
+			p->pid = a->pid;
+		}
+		p->rows++;
+		if (a->correlation > p->max)
+			p->max = a->correlation;
+	}
+	for (size_t i = 0; i < h->npids; i++) {
+		struct corr_pid *p = &h->pids[i];
+		if ((size_t)p->max <= 8 * p->rows + 4096)
+			p->dense = xcalloc((size_t)p->max + 1, sizeof(uint32_t));
+		else
+			nhash += p->rows;
+	}
+	if (nhash) {
+		while (n < 2 * nhash + 16)
+			n <<= 1;
+		h->slot = xcalloc(n, sizeof(uint32_t));
+		h->mask = n - 1;
+	}
+	for (size_t i = 0; i < m->api.n && i < UINT32_MAX - 1; i++) {
+		const struct trace_api *a = &m->api.v[i];
+		struct corr_pid *p;
+		size_t s;
+		if (!a->correlation || !(p = corr_pid(h, a->pid)))
+			continue;
+		if (p->dense) {
+			if (!p->dense[a->correlation]) /* keep the first: a graph launch owns its kernels */
+				p->dense[a->correlation] = (uint32_t)i + 1;
+			continue;
+		}
 		for (s = corr_hash(a->pid, a->correlation) & h->mask; h->slot[s]; s = (s + 1) & h->mask) {
 			const struct trace_api *b = &m->api.v[h->slot[s] - 1];
 			if (b->pid == a->pid && b->correlation == a->correlation)
-				break; /* keep the first (a graph launch owns its kernels) */
+				break;
 		}
 		if (!h->slot[s])
 			h->slot[s] = (uint32_t)i + 1;
 	}
 }
 
-static const struct trace_api *corr_find(const struct corr_map *h, const struct model *m,
+static const struct trace_api *corr_find(struct corr_map *h, const struct model *m,
 					 uint32_t pid, uint32_t corr)
 {
-	if (!corr || !h->slot)
+	struct corr_pid *p;
+
+	if (!corr || !(p = corr_pid(h, pid)) || corr > p->max)
+		return NULL;
+	if (p->dense)
+		return p->dense[corr] ? &m->api.v[p->dense[corr] - 1] : NULL;
+	if (!h->slot)
 		return NULL;
 	for (size_t s = corr_hash(pid, corr) & h->mask; h->slot[s]; s = (s + 1) & h->mask) {
 		const struct trace_api *b = &m->api.v[h->slot[s] - 1];
@@ -362,6 +439,14 @@ static const struct trace_api *corr_find(const struct corr_map *h, const struct 
 			return b;
 	}
 	return NULL;
+}
+
+static void corr_release(struct corr_map *h)
+{
+	for (size_t i = 0; i < h->npids; i++)
+		free(h->pids[i].dense);
+	free(h->pids);
+	free(h->slot);
 }
 
 /* ---- the pass ---- */
@@ -379,6 +464,18 @@ struct tl {
 	struct az_ctx *c;
 	const struct model *m;
 	struct thread_index api, osrt, nvtx;
+	/*
+	 * NVTX rows of each thread split by nesting depth: ranges of one depth
+	 * do not overlap, so a query never walks the children of a range that
+	 * spans the whole run (a "train" range, Kineto's step ranges).
+	 */
+	size_t *nd_first;          /* per thread: first bucket; nthreads + 1 */
+	size_t *nd_off;            /* per bucket: offsets into nd_row; nbuckets + 1 */
+	uint32_t *nd_row;
+	uint64_t *nd_pmax;
+	uint8_t *data_name;        /* per name id: 0 unknown, 1 no, 2 data work */
+	size_t *cpu_off;           /* per thread: its CPU samples, in time order */
+	uint32_t *cpu_row;
 	struct corr_map corr;
 	uint32_t *main_thread;     /* per unit: thread index + 1 of the main thread, 0 = none */
 	uint8_t *pid_has_cpu;      /* per unit */
@@ -387,6 +484,126 @@ struct tl {
 	uint32_t *credit_name;     /* per unit: name of that sync call */
 	uint64_t min_gap, launch_max_gap, sync_tol;
 };
+
+/* CPU samples bucketed by thread (no end times: a plain counting sort). */
+static void cpu_index(struct tl *l)
+{
+	const struct model *m = l->m;
+	size_t nt = m->threads.n, *cur, *tix;
+
+	l->cpu_off = xcalloc(nt + 2, sizeof(size_t));
+	if (!m->cpu.n)
+		return;
+	tix = xmalloc(m->cpu.n * sizeof(size_t));
+	for (size_t i = 0; i < m->cpu.n; i++) {
+		tix[i] = thread_of(m, m->cpu.v[i].pid, m->cpu.v[i].tid);
+		if (tix[i] != SIZE_MAX)
+			l->cpu_off[tix[i] + 1]++;
+	}
+	for (size_t t = 0; t < nt; t++)
+		l->cpu_off[t + 1] += l->cpu_off[t];
+	cur = xmalloc((nt + 1) * sizeof(size_t));
+	memcpy(cur, l->cpu_off, (nt + 1) * sizeof(size_t));
+	l->cpu_row = xmalloc((l->cpu_off[nt] + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < m->cpu.n; i++)
+		if (tix[i] != SIZE_MAX)
+			l->cpu_row[cur[tix[i]]++] = (uint32_t)i;
+	free(cur);
+	free(tix);
+}
+
+/*
+ * Share of [a, b) thread @t spent on a CPU, from the samples bracketing it
+ * (cumulative run time); -1 when the samples do not bracket the interval.
+ */
+static double cpu_share(const struct tl *l, size_t t, uint64_t a, uint64_t b)
+{
+	const struct model *m = l->m;
+	size_t lo = l->cpu_off[t], hi = l->cpu_off[t + 1], n0, n1;
+	const struct trace_cpu_sample *s0, *s1;
+
+	if (lo == hi)
+		return -1;
+	n1 = hi;
+	while (lo < n1) { /* first sample at or after b */
+		size_t mid = lo + (n1 - lo) / 2;
+		if (m->cpu.v[l->cpu_row[mid]].time < b)
+			lo = mid + 1;
+		else
+			n1 = mid;
+	}
+	if (n1 == hi || n1 == l->cpu_off[t])
+		return -1;
+	n0 = n1 - 1;
+	while (n0 > l->cpu_off[t] && m->cpu.v[l->cpu_row[n0]].time > a)
+		n0--;
+	s0 = &m->cpu.v[l->cpu_row[n0]];
+	s1 = &m->cpu.v[l->cpu_row[n1]];
+	if (s0->time > a || s1->time <= s0->time || s1->run_ns < s0->run_ns)
+		return -1;
+	return az_div((double)(s1->run_ns - s0->run_ns), (double)(s1->time - s0->time));
+}
+
+static void nvtx_depth_index(struct tl *l)
+{
+	const struct model *m = l->m;
+	size_t nt = m->threads.n, nb = 0, *depth;
+	uint64_t *stack = NULL;
+	size_t sn = 0, salloc = 0, *cnt;
+
+	l->nd_first = xcalloc(nt + 2, sizeof(size_t));
+	depth = xmalloc((m->nvtx.n + 1) * sizeof(size_t));
+	/* depth of every row, thread by thread, with a stack of open ends */
+	for (size_t t = 0; t < nt; t++) {
+		size_t maxd = 0;
+		sn = 0;
+		for (size_t k = l->nvtx.off[t]; k < l->nvtx.off[t + 1]; k++) {
+			const struct trace_nvtx_range *r = &m->nvtx.v[l->nvtx.row[k]];
+			uint64_t end = r->end > r->start ? r->end : r->start;
+			while (sn && stack[sn - 1] <= r->start)
+				sn--;
+			depth[k] = sn;
+			if (sn + 1 > maxd)
+				maxd = sn + 1;
+			ALLOC_GROW(stack, sn + 1, salloc);
+			stack[sn++] = end;
+		}
+		l->nd_first[t] = nb;
+		nb += l->nvtx.off[t + 1] > l->nvtx.off[t] ? maxd : 0;
+	}
+	l->nd_first[nt] = nb;
+	cnt = xcalloc(nb + 2, sizeof(size_t));
+	for (size_t t = 0; t < nt; t++)
+		for (size_t k = l->nvtx.off[t]; k < l->nvtx.off[t + 1]; k++)
+			cnt[l->nd_first[t] + depth[k] + 1]++;
+	for (size_t b = 0; b < nb; b++)
+		cnt[b + 1] += cnt[b];
+	l->nd_off = xmalloc((nb + 1) * sizeof(size_t));
+	memcpy(l->nd_off, cnt, (nb + 1) * sizeof(size_t));
+	l->nd_row = xmalloc((m->nvtx.n + 1) * sizeof(uint32_t));
+	l->nd_pmax = xmalloc((m->nvtx.n + 1) * sizeof(uint64_t));
+	for (size_t t = 0; t < nt; t++)
+		for (size_t k = l->nvtx.off[t]; k < l->nvtx.off[t + 1]; k++) {
+			size_t b = l->nd_first[t] + depth[k], pos = cnt[b]++;
+			const struct trace_nvtx_range *r = &m->nvtx.v[l->nvtx.row[k]];
+			uint64_t end = r->end > r->start ? r->end : r->start;
+			l->nd_row[pos] = l->nvtx.row[k];
+			l->nd_pmax[pos] = pos > l->nd_off[b] && l->nd_pmax[pos - 1] > end ? l->nd_pmax[pos - 1] : end;
+		}
+	free(cnt);
+	free(stack);
+	free(depth);
+	l->data_name = xcalloc(m->str.nr + 1, 1);
+}
+
+static int is_data_id(struct tl *l, uint32_t id)
+{
+	if (id >= l->m->str.nr)
+		return 0;
+	if (!l->data_name[id])
+		l->data_name[id] = az_is_data_name(model_str(l->m, id)) ? 2 : 1;
+	return l->data_name[id] == 2;
+}
 
 static size_t unit_get(struct az_ctx *c, uint32_t pid, uint32_t device, size_t *last)
 {
@@ -411,12 +628,6 @@ static uint64_t ov(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 	return e > s ? e - s : 0;
 }
 
-static int is_pageable_copy(const struct model *m, const struct trace_api *a, const struct gpu_op *op)
-{
-	(void)m;
-	(void)a;
-	return op->kind == 1 && op->pageable;
-}
 
 struct parts {
 	uint64_t ns[CAUSE__N];
@@ -437,7 +648,7 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 			    struct parts *p)
 {
 	const struct model *m = l->m;
-	uint64_t api_ns = 0, os_ns = 0, data_ns = 0, rest;
+	uint64_t api_ns = 0, os_ns = 0, data_ns = 0, rest, any_name = 0;
 	size_t i;
 
 	if (e <= a)
@@ -462,7 +673,9 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 			case API_ALLOC: case API_FREE: cause = CAUSE_ALLOC; break;
 			case API_LAUNCH: case API_COPY_ASYNC: cause = CAUSE_LAUNCH; break;
 			case API_INIT: cause = CAUSE_INIT; break;
-			default: cause = CAUSE_API; break;
+			default: /* a framework's bookkeeping calls between launches are dispatch */
+				cause = gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_API;
+				break;
 			}
 			if (r->start < covered && cls == API_INIT && top != CAUSE_INIT) {
 				/* nested start-up work: move it out of the enclosing call */
@@ -508,22 +721,34 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 	rest = rest > api_ns + os_ns ? rest - api_ns - os_ns : 0;
 	if (!rest)
 		return;
-	/* NVTX ranges named like data work */
-	if (l->nvtx.off) {
+	/* NVTX ranges named like data work; the innermost range names the rest */
+	if (l->nd_first && l->nd_first[t + 1] > l->nd_first[t]) {
 		uint64_t best = 0, best_name = 0;
-		for (i = index_first(&l->nvtx, t, a); i < l->nvtx.off[t + 1]; i++) {
-			const struct trace_nvtx_range *r = &m->nvtx.v[l->nvtx.row[i]];
-			uint64_t o;
-			if (r->start >= e)
-				break;
-			o = ov(a, e, r->start, r->end);
-			if (!o)
-				continue;
-			if (az_is_data_name(model_str(m, r->name_id))) {
-				data_ns = umax(data_ns, o);
-				if (o >= best) {
-					best = o;
-					best_name = (uint64_t)3 << 40 | r->name_id;
+		for (size_t b = l->nd_first[t]; b < l->nd_first[t + 1]; b++) {
+			size_t lo = l->nd_off[b], hi = l->nd_off[b + 1];
+			while (lo < hi) { /* first row of this depth ending after a */
+				size_t mid = lo + (hi - lo) / 2;
+				if (l->nd_pmax[mid] <= a)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (i = lo; i < l->nd_off[b + 1]; i++) {
+				const struct trace_nvtx_range *r = &m->nvtx.v[l->nd_row[i]];
+				uint64_t o;
+				if (r->start >= e)
+					break;
+				o = ov(a, e, r->start, r->end);
+				if (!o)
+					continue;
+				if (o * 2 > e - a || !any_name) /* deeper buckets come later: innermost wins */
+					any_name = (uint64_t)3 << 40 | r->name_id;
+				if (is_data_id(l, r->name_id)) {
+					data_ns = umax(data_ns, o);
+					if (o >= best) {
+						best = o;
+						best_name = (uint64_t)3 << 40 | r->name_id;
+					}
 				}
 			}
 		}
@@ -531,7 +756,7 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 		add_part(p, CAUSE_DATA_CPU, data_ns, best_name);
 		rest -= data_ns;
 	}
-	add_part(p, gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_CPU, rest, 0);
+	add_part(p, gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_CPU, rest, any_name);
 }
 
 /* Keep the three gaps where the cause took the most time. */
@@ -558,7 +783,7 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 	const struct trace_api *la;
 	struct parts p;
 	uint64_t len = b - a, len_in, L, thr_key = 0;
-	size_t t = SIZE_MAX;
+	size_t t = SIZE_MAX, step = 0;
 
 	len_in = c->win.n > 1 ? az_win_overlap(c, a, b) : len;
 	if (len_in < l->min_gap)
@@ -607,7 +832,7 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 		thread_activity(l, t, a, L, len, &p);
 		if (L < b) {
 			int cause = CAUSE_LAUNCH;
-			if (la && is_pageable_copy(m, la, next))
+			if (la && next->kind == 1 && next->pageable)
 				cause = CAUSE_PAGEABLE;
 			else if (b - L >= l->launch_max_gap)
 				cause = CAUSE_API; /* a launch that long loads modules or waits: not launch overhead */
@@ -666,10 +891,31 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 				p.name[CAUSE_DATA_CPU] = (uint64_t)4 << 40 | (la ? la->name_id : 0);
 			}
 		}
+		/* were the CPU-work parts really on a CPU? (thread CPU samples) */
+		if (p.ns[CAUSE_CPU] + p.ns[CAUSE_DATA_CPU] >= 100000 && l->cpu_off) {
+			double sh = cpu_share(l, t, a, L);
+			if (sh >= 0) {
+				uint64_t part = p.ns[CAUSE_CPU] + p.ns[CAUSE_DATA_CPU];
+				c->cpu_sampled_ns += part;
+				c->cpu_on_ns += (uint64_t)((double)part * (sh > 1 ? 1 : sh));
+			}
+		}
 		if (!l->pid_has_cpu[ui] && !la) {
 			memset(&p, 0, sizeof(p));
 			add_part(&p, CAUSE_UNKNOWN, len, 0);
 		}
+	}
+	/* the NVTX step the gap begins in */
+	if (c->step_cause) {
+		size_t lo = 0, hi = c->nsteps_nvtx;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (c->steps[mid].start <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		step = lo ? lo - 1 : 0;
 	}
 	/* scale to the part inside the window, record */
 	for (int k = 0; k < CAUSE__N; k++) {
@@ -679,12 +925,53 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 		if (len_in != len)
 			ns = (uint64_t)((double)ns * ((double)len_in / (double)len));
 		c->cause[k].ns += ns;
+		if (c->step_cause)
+			c->step_cause[step * CAUSE__N + (size_t)k] += ns;
 		c->cause[k].gaps++;
 		if (thr_key)
 			az_tally_add(&c->cause[k].threads, thr_key, ns);
 		if (p.name[k])
 			az_tally_add(&c->cause[k].names, p.name[k], ns);
 		big_add(&c->cause[k], a, b, ns);
+	}
+}
+
+/*
+ * A unit appeared in the pass: size its per-unit arrays and pick its
+ * process's main thread (the one with the most API and OS-runtime rows),
+ * the fallback for gaps whose launch is not recorded.
+ */
+static void unit_added(struct tl *l, size_t ui)
+{
+	struct az_ctx *c = l->c;
+	const struct model *m = l->m;
+	size_t nu = c->nunits + 1;
+
+	l->main_thread = xrealloc(l->main_thread, nu * sizeof(*l->main_thread));
+	l->pid_has_cpu = xrealloc(l->pid_has_cpu, nu * sizeof(*l->pid_has_cpu));
+	l->cur_end = xrealloc(l->cur_end, nu * sizeof(*l->cur_end));
+	l->credit = xrealloc(l->credit, nu * sizeof(*l->credit));
+	l->credit_name = xrealloc(l->credit_name, nu * sizeof(*l->credit_name));
+	l->pid_has_cpu[ui] = 0;
+	l->cur_end[ui] = 0;
+	l->credit[ui] = 0;
+	l->credit_name[ui] = 0;
+	{
+		size_t best = SIZE_MAX, best_n = 0;
+		for (size_t t = 0; t < m->threads.n; t++) {
+			size_t n;
+			if (m->threads.v[t].pid != c->units[ui].pid)
+				continue;
+			n = (l->api.off[t + 1] - l->api.off[t]) * 4 + (l->osrt.off[t + 1] - l->osrt.off[t]);
+			if (n)
+				l->pid_has_cpu[ui] = 1;
+			if (best == SIZE_MAX || n > best_n ||
+			    (n == best_n && m->threads.v[t].tid == c->units[ui].pid)) {
+				best = t;
+				best_n = n;
+			}
+		}
+		l->main_thread[ui] = best == SIZE_MAX ? 0 : (uint32_t)best + 1;
 	}
 }
 
@@ -699,9 +986,12 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 		return;
 	if (c->win.n > 1 && !az_win_overlap(c, op->start, op->end > op->start ? op->end : op->start + 1))
 		return;
-	ui = unit_get(c, op->pid, op->device, last);
-	if (ui >= l->c->nunits)
-		return;
+	{
+		size_t before = c->nunits;
+		ui = unit_get(c, op->pid, op->device, last);
+		if (c->nunits != before)
+			unit_added(l, ui);
+	}
 	u = &c->units[ui];
 	s = umax(op->start, c->lo);
 	e = umin(op->end, c->hi);
@@ -730,7 +1020,7 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 }
 
 /* The union of three normalised sets, merged in order (no sort). */
-static void merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
+void az_merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
 		   const struct interval_set *c)
 {
 	size_t i = 0, j = 0, k = 0;
@@ -758,44 +1048,6 @@ static void merge3(struct interval_set *out, const struct interval_set *a, const
 	out->normal = 1;
 }
 
-/* Find units first (cheap), so that per-unit arrays can be sized. */
-static void find_units(struct az_ctx *c)
-{
-	const struct model *m = c->m;
-	size_t last = 0;
-
-	for (size_t i = 0; i < m->kernels.n; i++)
-		unit_get(c, m->kernels.v[i].pid, m->kernels.v[i].device, &last);
-	for (size_t i = 0; i < m->memcpys.n; i++)
-		unit_get(c, m->memcpys.v[i].pid, m->memcpys.v[i].device, &last);
-	for (size_t i = 0; i < m->memsets.n; i++)
-		unit_get(c, m->memsets.v[i].pid, m->memsets.v[i].device, &last);
-}
-
-static void main_threads(struct tl *l)
-{
-	struct az_ctx *c = l->c;
-	const struct model *m = l->m;
-
-	for (size_t ui = 0; ui < c->nunits; ui++) {
-		size_t best = SIZE_MAX, best_n = 0;
-		for (size_t t = 0; t < m->threads.n; t++) {
-			size_t n;
-			if (m->threads.v[t].pid != c->units[ui].pid)
-				continue;
-			n = (l->api.off[t + 1] - l->api.off[t]) * 4 + (l->osrt.off[t + 1] - l->osrt.off[t]);
-			if (n)
-				l->pid_has_cpu[ui] = 1;
-			if (best == SIZE_MAX || n > best_n ||
-			    (n == best_n && m->threads.v[t].tid == c->units[ui].pid)) {
-				best = t;
-				best_n = n;
-			}
-		}
-		l->main_thread[ui] = best == SIZE_MAX ? 0 : (uint32_t)best + 1;
-	}
-}
-
 void az_build_timeline(struct az_ctx *c)
 {
 	const struct model *m = c->m;
@@ -813,17 +1065,16 @@ void az_build_timeline(struct az_ctx *c)
 	if (!l.min_gap)
 		l.min_gap = 1;
 
-	find_units(c);
+	if (c->nsteps_nvtx)
+		c->step_cause = xcalloc(c->nsteps_nvtx * CAUSE__N, sizeof(uint64_t));
 	BUILD_INDEX(&l.api, m, m->api.v, m->api.n);
 	BUILD_INDEX(&l.osrt, m, m->osrt.v, m->osrt.n);
 	BUILD_INDEX(&l.nvtx, m, m->nvtx.v, m->nvtx.n);
+	nvtx_depth_index(&l);
+	index_release(&l.nvtx);
+	memset(&l.nvtx, 0, sizeof(l.nvtx));
+	cpu_index(&l);
 	corr_build(&l.corr, m);
-	l.main_thread = xcalloc(c->nunits + 1, sizeof(uint32_t));
-	l.pid_has_cpu = xcalloc(c->nunits + 1, 1);
-	l.cur_end = xcalloc(c->nunits + 1, sizeof(uint64_t));
-	l.credit = xcalloc(c->nunits + 1, sizeof(uint64_t));
-	l.credit_name = xcalloc(c->nunits + 1, sizeof(uint32_t));
-	main_threads(&l);
 
 	/* three-way merge of kernels, copies and sets by start */
 	for (;;) {
@@ -831,7 +1082,6 @@ void az_build_timeline(struct az_ctx *c)
 		uint64_t sc = ic < m->memcpys.n ? m->memcpys.v[ic].start : UINT64_MAX;
 		uint64_t ss = is < m->memsets.n ? m->memsets.v[is].start : UINT64_MAX;
 		struct gpu_op op;
-		size_t before;
 
 		if (sk == UINT64_MAX && sc == UINT64_MAX && ss == UINT64_MAX)
 			break;
@@ -853,10 +1103,7 @@ void az_build_timeline(struct az_ctx *c)
 		}
 		if (op.end < op.start)
 			op.end = op.start;
-		before = c->nunits;
 		route(&l, &op, &last);
-		if (c->nunits != before) /* cannot happen: units were found first */
-			BUG("unit appeared during the pass");
 	}
 
 	for (size_t ui = 0; ui < c->nunits; ui++) {
@@ -867,7 +1114,7 @@ void az_build_timeline(struct az_ctx *c)
 		ivset_normalize(&u->compute);
 		ivset_normalize(&u->comm);
 		ivset_normalize(&u->copy);
-		merge3(&all, &u->compute, &u->comm, &u->copy);
+		az_merge3(&all, &u->compute, &u->comm, &u->copy);
 		if (c->win.n > 1)
 			u->busy_ns = ivset_intersect_total(&all, &c->win);
 		else
@@ -881,8 +1128,14 @@ void az_build_timeline(struct az_ctx *c)
 
 	index_release(&l.api);
 	index_release(&l.osrt);
-	index_release(&l.nvtx);
-	free(l.corr.slot);
+	free(l.nd_first);
+	free(l.nd_off);
+	free(l.nd_row);
+	free(l.nd_pmax);
+	free(l.data_name);
+	free(l.cpu_off);
+	free(l.cpu_row);
+	corr_release(&l.corr);
 	free(l.main_thread);
 	free(l.pid_has_cpu);
 	free(l.cur_end);
@@ -902,4 +1155,6 @@ void az_release_timeline(struct az_ctx *c)
 	c->nunits = 0;
 	free(c->gaps);
 	c->gaps = NULL;
+	free(c->step_cause);
+	c->step_cause = NULL;
 }

@@ -12,6 +12,7 @@
 static const char analyze_usage[] =
 	"gpuscope analyze REPORT|TRACE.json|EXPORT.sqlite [--format text|json]\n"
 	"                 [--start T] [--end T] [--nvtx RANGE] [--step RANGE] [--set rule.key=value ...]\n"
+	"       gpuscope analyze --rules    (the rules and their thresholds)\n"
 	"  T is a time from the start of the report (\"1.5s\", \"200ms\"; seconds by default)";
 
 /* "--opt=value" or "--opt value"; returns the value or NULL (usage error set). */
@@ -68,6 +69,9 @@ int cmd_analyze(int argc, char **argv)
 			if (!(v = opt_value(argc, argv, &i, "--set")))
 				goto missing;
 			set[nset++] = v;
+		} else if (!strcmp(a, "--rules")) {
+			free(set);
+			return analyze_print_rules(stdout) < 0 ? EXIT_FAIL : EXIT_OK;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			printf("usage: %s\n", analyze_usage);
 			free(set);

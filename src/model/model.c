@@ -3,6 +3,7 @@
  */
 #include "model.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -488,12 +489,163 @@ int model_load_report(struct model *m, const char *path)
 	return model_load_report_sink(m, path, NULL);
 }
 
+/*
+ * Read-ahead: for a big report, one thread reads, checks and decompresses
+ * chunks (trace_reader_next) while the caller's thread loads the previous
+ * ones, so the two halves of the work use two cores.  Chunks are copied into
+ * a ring of PREFETCH_SLOTS buffers; a slot is reused only after the loader
+ * is done with it.
+ */
+#define PREFETCH_SLOTS 4
+#define PREFETCH_MIN_FILE (1u << 20)
+
+struct prefetch_slot {
+	struct trace_chunk_header hdr;
+	unsigned char *data;
+	size_t len, cap;
+	uint64_t offset, file_size;
+};
+
+struct prefetch {
+	struct trace_reader *r;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct prefetch_slot slot[PREFETCH_SLOTS];
+	uint64_t head, tail;       /* chunks produced, chunks released */
+	int done, ret;             /* reader finished, with trace_reader_next's last return */
+	int stop;                  /* the loader gives up */
+};
+
+static void *prefetch_main(void *arg)
+{
+	struct prefetch *p = arg;
+	struct trace_chunk c;
+
+	for (;;) {
+		struct prefetch_slot *s;
+		int ret;
+
+		pthread_mutex_lock(&p->mu);
+		while (p->head - p->tail == PREFETCH_SLOTS && !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->stop) {
+			p->done = 1;
+			pthread_cond_broadcast(&p->cv);
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		pthread_mutex_unlock(&p->mu);
+		ret = trace_reader_next(p->r, &c);
+		if (ret <= 0) {
+			pthread_mutex_lock(&p->mu);
+			p->done = 1;
+			p->ret = ret;
+			pthread_cond_broadcast(&p->cv);
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		/* the slot at head is free: the loader releases slots below head only */
+		s = &p->slot[p->head % PREFETCH_SLOTS];
+		if (c.len > s->cap) {
+			free(s->data);
+			s->data = xmalloc(c.len);
+			s->cap = c.len;
+		}
+		if (c.len)
+			memcpy(s->data, c.data, c.len);
+		s->len = c.len;
+		s->hdr = c.hdr;
+		s->offset = p->r->offset;
+		s->file_size = p->r->file_size;
+		pthread_mutex_lock(&p->mu);
+		p->head++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+/* The next chunk in @s (valid until prefetch_release); 1, 0 at the end, -1 on error. */
+static int prefetch_next(struct prefetch *p, struct prefetch_slot **s)
+{
+	int ret;
+
+	pthread_mutex_lock(&p->mu);
+	while (p->tail == p->head && !p->done)
+		pthread_cond_wait(&p->cv, &p->mu);
+	if (p->tail == p->head) {
+		ret = p->ret;
+	} else {
+		*s = &p->slot[p->tail % PREFETCH_SLOTS];
+		ret = 1;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return ret;
+}
+
+static void prefetch_release(struct prefetch *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->tail++;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int prefetch_start(struct prefetch *p, struct trace_reader *r)
+{
+	memset(p, 0, sizeof(*p));
+	p->r = r;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, prefetch_main, p)) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		return -1; /* no thread: the caller reads by itself */
+	}
+	return 0;
+}
+
+static void prefetch_finish(struct prefetch *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	for (int i = 0; i < PREFETCH_SLOTS; i++)
+		free(p->slot[i].data);
+}
+
+/* One chunk's entries into the loader. */
+static int load_chunk(struct loader *l, const struct trace_chunk_header *hdr,
+		      const unsigned char *data, size_t len)
+{
+	unsigned char scratch[512];
+	size_t pos = 0, size;
+	unsigned type;
+	const void *rec;
+	int e;
+
+	if (hdr->type == TRACE_CHUNK_STREAM_END) {
+		struct stream_state *st = stream_get(l, hdr->stream);
+		if (st)
+			st->seen = 2;
+		return 0;
+	}
+	while ((e = trace_entry_next(data, len, &pos, &type, &rec, &size, scratch,
+				     sizeof(scratch))) > 0)
+		load_entry(l, hdr->stream, type, rec, size);
+	return e < 0 ? -1 : 0;
+}
+
 int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink)
 {
 	struct trace_reader r;
 	struct trace_chunk c;
 	struct loader l;
-	unsigned char scratch[512];
+	struct prefetch pf;
 	int ret, bad_entries = 0;
 
 	if (trace_reader_open(&r, path) < 0)
@@ -504,26 +656,23 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 	free(m->path);
 	m->path = xstrdup(path);
 	m->format = "gpuscope";
-	while ((ret = trace_reader_next(&r, &c)) > 0) {
-		size_t pos = 0;
-		unsigned type;
-		const void *rec;
-		size_t size;
-		int e;
-
-		if (c.hdr.type == TRACE_CHUNK_STREAM_END) {
-			struct stream_state *st = stream_get(&l, c.hdr.stream);
-			if (st)
-				st->seen = 2;
-			continue;
+	if (r.file_size >= PREFETCH_MIN_FILE && prefetch_start(&pf, &r) == 0) {
+		struct prefetch_slot *slot = NULL;
+		while ((ret = prefetch_next(&pf, &slot)) > 0) {
+			if (load_chunk(&l, &slot->hdr, slot->data, slot->len) < 0)
+				bad_entries++;
+			if (sink && sink->progress)
+				sink->progress(sink->ctx, slot->offset, slot->file_size);
+			prefetch_release(&pf);
 		}
-		while ((e = trace_entry_next(c.data, c.len, &pos, &type, &rec, &size, scratch,
-					     sizeof(scratch))) > 0)
-			load_entry(&l, c.hdr.stream, type, rec, size);
-		if (e < 0)
-			bad_entries++;
-		if (sink && sink->progress)
-			sink->progress(sink->ctx, r.offset, r.file_size);
+		prefetch_finish(&pf);
+	} else {
+		while ((ret = trace_reader_next(&r, &c)) > 0) {
+			if (load_chunk(&l, &c.hdr, c.data, c.len) < 0)
+				bad_entries++;
+			if (sink && sink->progress)
+				sink->progress(sink->ctx, r.offset, r.file_size);
+		}
 	}
 	if (ret < 0) {
 		loader_release(&l);

@@ -62,6 +62,12 @@ while IFS= read -r f; do
 done < <(find "$src/tests/data" -type f \( -name '*.gpuscope' -o -name '*.json' -o -name '*.json.gz' -o -name '*.sqlite' \) \
            ! -name 'timings.json' 2>/dev/null | sort)
 
+# the rules listing names every rule and threshold
+"$G" analyze --rules >"$T/rules.txt"
+check "--rules: exit 0" test $? -eq 0
+check "--rules: lists gpu-starvation.min_gap_us" grep -q -- '--set gpu-starvation.min_gap_us=2' "$T/rules.txt"
+check "--rules: ten rules" test "$(grep -c '^[a-z-]*: ' "$T/rules.txt")" -eq 10
+
 # edge cases and bad input
 "$GEN" dataloader broken "$T/dl.gpuscope"
 "$G" analyze --start 0.5 --end 1s "$T/dl.gpuscope" >"$T/w.txt"

@@ -157,6 +157,18 @@ void synth_memory(struct synth *s, uint64_t t, unsigned op, uint64_t addr, uint6
 	trace_builder_add(&s->b, TRACE_EV_MEMORY, &r, sizeof(r));
 }
 
+void synth_cpu(struct synth *s, uint32_t tid, uint64_t t, uint64_t run_ns)
+{
+	struct trace_cpu_sample r;
+
+	memset(&r, 0, sizeof(r));
+	r.time = t;
+	r.run_ns = run_ns;
+	r.pid = s->pid;
+	r.tid = tid;
+	trace_builder_add(&s->b, TRACE_EV_CPU_SAMPLE, &r, sizeof(r));
+}
+
 void synth_metric(struct synth *s, uint64_t t, uint32_t device, const char *name, double v)
 {
 	struct trace_metric r;

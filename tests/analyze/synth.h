@@ -44,6 +44,8 @@ void synth_copy(struct synth *s, uint32_t tid, const char *api, uint64_t as, uin
 void synth_osrt(struct synth *s, uint32_t tid, unsigned func, uint64_t start, uint64_t end);
 void synth_nvtx(struct synth *s, uint32_t tid, const char *name, uint64_t start, uint64_t end);
 void synth_memory(struct synth *s, uint64_t t, unsigned op, uint64_t addr, uint64_t bytes);
+/* A CPU sample of thread @tid: cumulative run time @run_ns at @t. */
+void synth_cpu(struct synth *s, uint32_t tid, uint64_t t, uint64_t run_ns);
 void synth_metric(struct synth *s, uint64_t t, uint32_t device, const char *name, double v);
 /* Close; 0 or -1. */
 int synth_close(struct synth *s);

@@ -239,6 +239,231 @@ static void test_data_names(void)
 	CHECK(!az_is_data_name(""));
 }
 
+static void test_api_classes(void)
+{
+	CHECK_EQ_I64(az_api_class("cudaLaunchKernel"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cudaLaunchKernelExC_v11060"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cuLaunchKernel"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cudaGraphLaunch_v10000"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("hipLaunchKernel"), API_LAUNCH);
+	CHECK_EQ_I64(az_api_class("cudaDeviceSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("cudaStreamSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("cuEventSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("hipDeviceSynchronize"), API_SYNC);
+	CHECK_EQ_I64(az_api_class("cudaMemcpy"), API_COPY_SYNC);
+	CHECK_EQ_I64(az_api_class("cuMemcpyDtoH_v2"), API_COPY_SYNC);
+	CHECK_EQ_I64(az_api_class("cudaMemcpyAsync"), API_COPY_ASYNC);
+	CHECK_EQ_I64(az_api_class("cudaMemsetAsync"), API_COPY_ASYNC);
+	CHECK_EQ_I64(az_api_class("cudaMalloc"), API_ALLOC);
+	CHECK_EQ_I64(az_api_class("cudaMallocAsync"), API_OTHER);
+	CHECK_EQ_I64(az_api_class("cudaFree"), API_FREE);
+	CHECK_EQ_I64(az_api_class("cudaFreeAsync"), API_OTHER);
+	CHECK_EQ_I64(az_api_class("cuDevicePrimaryCtxRetain"), API_INIT);
+	CHECK_EQ_I64(az_api_class("cuLibraryLoadData"), API_INIT);
+	CHECK_EQ_I64(az_api_class("cudaGetDevice"), API_OTHER);
+	CHECK_EQ_I64(az_api_class("cudaStreamWaitEvent"), API_OTHER);
+	CHECK_EQ_I64(az_api_class(""), API_OTHER);
+}
+
+/* A step loop whose gaps are filled by @fill(s, tid, gap_start, gap_end). */
+static void write_loop(const char *path, void (*fill)(struct synth *, uint64_t, uint64_t))
+{
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	uint64_t t = 1000 * MS;
+
+	CHECK(synth_open(&s, path, 100, "./app") == 0);
+	synth_thread(&s, 100, "app");
+	synth_device(&s, 0, 132, 80ull << 30, 1980);
+	for (int i = 0; i < 50; i++) {
+		fill(&s, t, t + 4 * MS);
+		synth_kernel(&s, 100, t + 4 * MS, t + 4 * MS + 5 * US, t + 4 * MS + 10 * US, t + 10 * MS, &k);
+		t += 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+}
+
+static void fill_lock(struct synth *s, uint64_t a, uint64_t b)
+{
+	synth_osrt(s, 100, OSRT_MUTEX_LOCK, a, b);
+}
+
+static void fill_init(struct synth *s, uint64_t a, uint64_t b)
+{
+	synth_api(s, 100, "cudaGetDevice", a, b);
+	synth_api(s, 100, "cuLibraryLoadData", a + 10 * US, b - 10 * US);
+}
+
+/* CPU samples around each gap: the thread ran 10% of it */
+static void fill_offcpu(struct synth *s, uint64_t a, uint64_t b)
+{
+	static uint64_t run;
+
+	synth_cpu(s, 100, a - 1 * US, run);
+	run += (b - a) / 10;
+	synth_cpu(s, 100, b + 1 * US, run);
+}
+
+static void fill_nothing(struct synth *s, uint64_t a, uint64_t b)
+{
+	(void)s;
+	(void)a;
+	(void)b;
+}
+
+/* What the thread did in the gap decides the finding. */
+static void test_attribution(void)
+{
+	const char *p = tmp("attr.gpuscope");
+	struct model m;
+	struct analyze_result r;
+	const struct finding *f;
+
+	/* a lock: gpu-starvation, titled so, about 4/10 of the time */
+	write_loop(p, fill_lock);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_CONTAINS(f->title, "lock");
+		CHECK_CONTAINS(f->evidence, "mutex");
+		CHECK_NEAR(f->gain, 49 * 4.0 / (49 * 10 + 6), 0.01);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+
+	/* no CPU record at all for the gap: cause not recorded, said so */
+	write_loop(p, fill_nothing);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(f != NULL);
+	if (f)
+		CHECK_CONTAINS(f->evidence, "CPU work outside traced calls");
+	analyze_result_release(&r);
+	model_release(&m);
+
+	/* the same, but CPU samples show the thread mostly off the CPU */
+	write_loop(p, fill_offcpu);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(f != NULL);
+	if (f)
+		CHECK_CONTAINS(f->evidence, "ran on a CPU 10% of its CPU-work idle time (mostly off-CPU");
+	analyze_result_release(&r);
+	model_release(&m);
+
+	/* one-time start-up inside the gap counts in no gain */
+	write_loop(p, fill_init);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "gpu-starvation");
+	CHECK(!f || f->gain < 0.02);
+	CHECK(r.nnotes >= 1);
+	{
+		int said = 0;
+		for (size_t i = 0; i < r.nnotes; i++)
+			said |= strstr(r.notes[i], "one-time CUDA start-up") != NULL;
+		CHECK(said);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+/* Work queued before the GPU went idle waited on the GPU side: not the CPU's fault. */
+static void test_gpu_side_gap(void)
+{
+	const char *p = tmp("queued.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	struct model m;
+	struct analyze_result r;
+	uint64_t t = 1000 * MS;
+
+	CHECK(synth_open(&s, p, 100, "./app") == 0);
+	synth_thread(&s, 100, "app");
+	for (int i = 0; i < 50; i++) {
+		/* launched 1 ms after the run began, long before its turn */
+		synth_kernel(&s, 100, 999 * MS + (uint64_t)i * 10 * US, 999 * MS + (uint64_t)i * 10 * US + 5 * US,
+			     t + 4 * MS, t + 10 * MS, &k);
+		t += 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	CHECK_NEAR(r.summary.gpu_idle, 49 * 4.0 / (49 * 10 + 6), 0.01);
+	CHECK(r.n == 0);
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+/*
+ * Deep NVTX nesting: a run-long "train" range, per step a "load_batch" range
+ * holding thousands of short operator ranges; the gap inside it is data
+ * loading (the far parent's name counts), found without walking siblings.
+ */
+static void test_nested_nvtx(void)
+{
+	const char *p = tmp("nested.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	struct model m;
+	struct analyze_result r;
+	uint64_t t = 1000 * MS;
+	const struct finding *f;
+
+	CHECK(synth_open(&s, p, 100, "python3 x.py") == 0);
+	synth_nvtx(&s, 100, "train", t - 1 * MS, t + 30 * 10 * MS);
+	for (int i = 0; i < 30; i++) {
+		synth_nvtx(&s, 100, "load_batch", t, t + 6 * MS);
+		for (int j = 0; j < 2000; j++)
+			synth_nvtx(&s, 100, "aten::add", t + (uint64_t)j * 3 * US, t + (uint64_t)j * 3 * US + 2 * US);
+		synth_kernel(&s, 100, t + 6 * MS, t + 6 * MS + 5 * US, t + 6 * MS + 10 * US, t + 10 * MS, &k);
+		t += 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "data-loading");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_CONTAINS(f->evidence, "NVTX 'load_batch'");
+		CHECK_NEAR(f->gain, 29 * 6.0 / (29 * 10 + 4), 0.01);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+/* One stall in twenty steps is reported as such. */
+static void test_occasional_stall(void)
+{
+	const char *p = tmp("stall.gpuscope");
+	struct synth s;
+	struct synth_kernel k = { "ampere_bf16_s16816gemm_bf16", 0, 7, 264, 256, 0 };
+	struct model m;
+	struct analyze_result r;
+	uint64_t t = 1000 * MS;
+	const struct finding *f;
+
+	CHECK(synth_open(&s, p, 100, "./train") == 0);
+	for (int i = 0; i < 20; i++) {
+		uint64_t stall = i == 10 ? 40 * MS : 0;
+		synth_nvtx(&s, 100, "step", t, t + stall + 10 * MS);
+		if (stall)
+			synth_osrt(&s, 100, OSRT_READ, t, t + stall);
+		synth_kernel(&s, 100, t + stall, t + stall + 5 * US, t + stall + 10 * US, t + stall + 10 * MS, &k);
+		t += stall + 10 * MS;
+	}
+	CHECK(synth_close(&s) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "data-loading");
+	CHECK(f != NULL);
+	if (f && getenv("GS_TEST_VERBOSE"))
+		fputs(f->evidence, stderr);
+	if (f) {
+		CHECK_CONTAINS(f->evidence, "in 1 of 19 steps (most: 40.000 ms");
+		CHECK_CONTAINS(f->evidence, "an occasional stall");
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
 /* --set overrides a threshold; bad names are errors, not ignored. */
 static void test_set(void)
 {
@@ -345,8 +570,29 @@ static void test_nvtx_steps(void)
 	CHECK(analyze_file(p, NULL, &m, &r) == 0);
 	CHECK_NEAR(r.summary.step_period_s, 0.025, 1e-6);
 	CHECK(r.summary.step_source && strstr(r.summary.step_source, "ProfilerStep#"));
+	/* the first of the 20 steps is left out as warm-up, and said so */
+	CHECK_NEAR(r.summary.wall_s, 18 * 0.025 + 0.02, 1e-6);
+	CHECK(r.nnotes >= 1);
 	analyze_result_release(&r);
 	model_release(&m);
+
+	/* --step names the range (without its number); --start 0 keeps the warm-up */
+	{
+		struct analyze_opts o = { 0 };
+		o.step = "ProfilerStep";
+		o.start = 1;
+		CHECK(analyze_file(p, &o, &m, &r) == 0);
+		CHECK_NEAR(r.summary.step_period_s, 0.025, 1e-6);
+		CHECK(r.summary.wall_s > 19 * 0.025);
+		analyze_result_release(&r);
+		model_release(&m);
+		o.step = "nosuchstep";
+		CHECK(analyze_file(p, &o, &m, &r) == 0);
+		CHECK(r.summary.step_period_s == 0 || (r.summary.step_source &&
+						       strstr(r.summary.step_source, "periodic")));
+		analyze_result_release(&r);
+		model_release(&m);
+	}
 }
 
 /* ---- edge cases: never crash, never NaN ---- */
@@ -501,6 +747,11 @@ static const struct gstest tests[] = {
 	GSTEST(test_memory),
 	GSTEST(test_throttle),
 	GSTEST(test_data_names),
+	GSTEST(test_api_classes),
+	GSTEST(test_attribution),
+	GSTEST(test_nested_nvtx),
+	GSTEST(test_occasional_stall),
+	GSTEST(test_gpu_side_gap),
 	GSTEST(test_set),
 	GSTEST(test_window),
 	GSTEST(test_nvtx_steps),
