@@ -21,14 +21,10 @@ double az_div(double a, double b)
 	return isfinite(r) ? r : 0;
 }
 
-int az_in_win(const struct az_ctx *c, uint64_t t)
+int az_in_win_slow(const struct az_ctx *c, uint64_t t)
 {
 	size_t lo = 0, hi = c->win.n;
 
-	if (t < c->lo || t >= c->hi)
-		return 0;
-	if (c->win.n <= 1)
-		return 1;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		if (c->win.v[mid].end <= t)
@@ -318,16 +314,21 @@ static int is_step_name(const char *name)
 	return 0;
 }
 
-static void find_steps(struct az_ctx *c)
+/* NVTX step ranges in the window (--step RANGE, or a step-like name). */
+static void find_nvtx_steps(struct az_ctx *c)
 {
 	const struct model *m = c->m;
 	const char *want = c->o ? c->o->step : NULL;
-	const struct az_rule *rs = az_rule_find("gpu-starvation");
 	struct interval *st = NULL;
 	size_t n = 0, alloc = 0;
 	uint32_t name_id = 0;
-	char *label = NULL;
 
+	free(c->steps);
+	free(c->step_source);
+	c->steps = NULL;
+	c->step_source = NULL;
+	c->nsteps = c->nsteps_nvtx = 0;
+	c->step_period_s = 0;
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
 		const char *nm = model_str(m, r->name_id);
@@ -340,7 +341,7 @@ static void find_steps(struct az_ctx *c)
 		if (!n)
 			name_id = r->name_id;
 		if (n && st[n - 1].start < r->end && r->start < st[n - 1].end)
-			continue; /* nested or overlapping instance (another thread) */
+			continue; /* nested or overlapping instance (another thread or rank) */
 		ALLOC_GROW(st, n + 1, alloc);
 		st[n].start = r->start;
 		st[n++].end = r->end;
@@ -356,13 +357,42 @@ static void find_steps(struct az_ctx *c)
 		c->steps = st;
 		c->nsteps_nvtx = n;
 		c->nsteps = n;
-		label = xstrfmt("NVTX range '%s' (%zu instances)", model_str(m, name_id), n);
-		c->step_source = label;
+		c->step_source = xstrfmt("NVTX range '%s' (%zu instances)", model_str(m, name_id), n);
 		return;
 	}
 	free(st);
-	/* periodic idle gaps: the sawtooth of a training loop */
-	if (c->ngaps >= 5) {
+}
+
+/*
+ * The steady state: with three or more NVTX steps and no window asked for,
+ * the first step (lazy initialisation, allocator growth, autotuning) is left
+ * out of the analysis, as profilers' warm-up steps are.
+ */
+static void skip_warmup(struct az_ctx *c)
+{
+	const struct analyze_opts *o = c->o;
+
+	if ((o && (o->start || o->end || o->nvtx)) || c->nsteps_nvtx < 3)
+		return;
+	if (c->steps[1].start <= c->lo || c->steps[1].start >= c->hi)
+		return;
+	c->warmup_skipped = c->steps[1].start - c->lo;
+	ivset_release(&c->win);
+	ivset_add(&c->win, c->steps[1].start, c->hi);
+	ivset_normalize(&c->win);
+	c->lo = c->win.v[0].start;
+	c->wall_ns = ivset_total(&c->win);
+	find_nvtx_steps(c);
+}
+
+/* Without NVTX steps: periodic idle gaps, the sawtooth of a training loop. */
+static void find_periodic(struct az_ctx *c)
+{
+	const struct az_rule *rs = az_rule_find("gpu-starvation");
+
+	if (c->nsteps_nvtx >= 2 || c->ngaps < 5)
+		return;
+	{
 		uint64_t min_len = (uint64_t)(az_param(c, rs, "period_min_gap_us") * 1e3), maxlen = 0;
 		uint64_t *d, prev = 0, best_busy = 0;
 		size_t nd = 0, near = 0, unit = 0;
@@ -440,6 +470,14 @@ static void input_notes(struct az_ctx *c)
 	if (c->has_gpu && !(m->has & MODEL_HAS_OSRT))
 		az_note(c, "no OS-runtime records: I/O, locks and sleeps cannot be told apart from "
 			"CPU work (record with --trace=osrt)");
+	if (c->cause[CAUSE_INIT].ns) {
+		char b[64];
+		az_note(c, "%s of GPU idle time was one-time CUDA start-up (context creation, module loading); "
+			"no gain counts it", fmt_duration(b, sizeof(b), (double)c->cause[CAUSE_INIT].ns));
+	}
+	if (c->warmup_skipped)
+		az_note(c, "the first step (%.3f s, warm-up) is left out; --start 0 analyses everything",
+			(double)c->warmup_skipped / 1e9);
 	for (size_t i = 0; i < TRACE_DROP__COUNT; i++)
 		drops += m->drops[i];
 	if (drops)
@@ -517,17 +555,22 @@ int analyze_run(const struct model *m, const struct analyze_opts *o, struct anal
 		free(seen);
 	}
 	c.pytorch = detect_pytorch(m);
+	for (size_t i = 0; i < m->api.n && !c.has_runtime; i++)
+		c.has_runtime = m->api.v[i].domain == TRACE_API_RUNTIME;
+	find_nvtx_steps(&c);
+	skip_warmup(&c);
 	az_build_timeline(&c);
 	c.unit_wall_ns = 0;
 	for (size_t i = 0; i < c.nunits; i++)
 		if (c.units[i].has_work)
 			c.unit_wall_ns += c.wall_ns;
-	find_steps(&c);
+	find_periodic(&c);
 	summary(&c);
 	input_notes(&c);
 	for (size_t i = 0; i < az_nrules; i++)
 		az_rules[i].run(&c, &az_rules[i]);
-	qsort(r->findings, r->n, sizeof(*r->findings), cmp_finding);
+	if (r->n > 1)
+		qsort(r->findings, r->n, sizeof(*r->findings), cmp_finding);
 out:
 	az_release_timeline(&c);
 	ivset_release(&c.win);

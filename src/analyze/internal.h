@@ -50,6 +50,7 @@ enum az_cause {
 	CAUSE_ALLOC,       /* inside / after cudaMalloc, cudaFree and kin */
 	CAUSE_API,         /* inside another CUDA API call */
 	CAUSE_LAUNCH,      /* launching: launch latency and short dispatch pauses */
+	CAUSE_INIT,        /* one-time CUDA start-up: context creation, module loading */
 	CAUSE_UNKNOWN,     /* no CPU data for the process */
 	CAUSE__N
 };
@@ -64,6 +65,7 @@ enum az_api_class {
 	API_COPY_ASYNC,    /* cudaMemcpyAsync, cudaMemsetAsync, ... */
 	API_ALLOC,         /* cudaMalloc*, cuMemAlloc*, cudaHostAlloc */
 	API_FREE,          /* cudaFree*, cuMemFree* (implicitly synchronising) */
+	API_INIT,          /* cuInit, primary context, module/library loading: once per process */
 };
 int az_api_class(const char *name);
 
@@ -82,10 +84,11 @@ int az_tally_top(const struct az_tally *t);
 /* The idle time of one cause, over every unit. */
 struct az_cause_stat {
 	uint64_t ns;               /* idle time attributed */
-	uint64_t gaps;             /* gaps where this cause was the largest part */
+	uint64_t gaps;             /* gaps where this cause took some time */
 	struct az_tally threads;   /* key = pid << 32 | tid */
 	struct az_tally names;     /* osrt func / API name id / NVTX name id */
-	struct interval big[3];    /* the largest gaps of this cause */
+	struct interval big[3];    /* the gaps where this cause took the most time */
+	uint64_t big_ns[3];
 };
 
 /* One GPU: a (process, device) pair with GPU work. */
@@ -135,8 +138,10 @@ struct az_ctx {
 	struct interval *steps;    /* NVTX step instances in the window, or NULL */
 	size_t nsteps_nvtx;
 	char *step_source;
+	uint64_t warmup_skipped;    /* ns of the first step left out of the window */
 
 	int pytorch;               /* the report shows PyTorch */
+	int has_runtime;           /* runtime API rows exist: count calls at that level */
 	int has_gpu;               /* any GPU work in the window */
 	uint32_t *api_class;       /* API name id -> enum az_api_class (m->str.nr) */
 	uint8_t *kclass;           /* name id -> enum az_kernel_class | 0x80 once computed */
@@ -147,8 +152,23 @@ struct az_ctx {
 /* The value of threshold @key of @rule (defaults overridden by --set). */
 double az_param(const struct az_ctx *c, const struct az_rule *rule, const char *key);
 
-/* Is @t inside the window? */
-int az_in_win(const struct az_ctx *c, uint64_t t);
+/*
+ * Should a rule count this API call?  Driver calls made inside runtime calls
+ * are recorded too; counting one level keeps counts true.
+ */
+static inline int az_api_counted(const struct az_ctx *c, const struct trace_api *a)
+{
+	return !c->has_runtime || a->domain == TRACE_API_RUNTIME;
+}
+
+/* Is @t inside the window?  (Inline: rules call it once per row.) */
+int az_in_win_slow(const struct az_ctx *c, uint64_t t);
+static inline int az_in_win(const struct az_ctx *c, uint64_t t)
+{
+	if (t < c->lo || t >= c->hi)
+		return 0;
+	return c->win.n <= 1 ? 1 : az_in_win_slow(c, t);
+}
 /* Length of [a, b) inside the window. */
 uint64_t az_win_overlap(const struct az_ctx *c, uint64_t a, uint64_t b);
 /* Seconds of @t relative to the report start. */

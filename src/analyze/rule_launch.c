@@ -24,15 +24,15 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 	uint64_t short_ns = (uint64_t)(az_param(c, self, "short_kernel_us") * 1e3);
 	uint64_t graph_gap = (uint64_t)(az_param(c, self, "graph_gap_us") * 1e3);
 	uint64_t nk = 0, nshort = 0, kern_ns = 0, nlaunch = 0, launch_ns = 0, ngraph = 0, gain_ns;
-	uint64_t sample[4096], median = 0;
-	size_t ns = 0;
+	uint64_t sample[4096], median = 0, lsample[4096], lmedian = 0;
+	size_t ns = 0, nls = 0;
 	struct strbuf ev = STRBUF_INIT, formula = STRBUF_INIT;
 	struct interval where[3];
 	size_t nw = 0;
 	double gain, short_share;
 	char b1[64], b2[64], b3[64];
 
-	size_t stride = m->kernels.n / ARRAY_SIZE(sample) + 1;
+	size_t stride = m->kernels.n / ARRAY_SIZE(sample) + 1, lstride = m->api.n / ARRAY_SIZE(lsample) + 1;
 
 	if (!c->has_gpu)
 		return;
@@ -52,15 +52,19 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 	}
 	for (size_t i = 0; i < m->api.n; i++) {
 		const struct trace_api *a = &m->api.v[i];
-		if (c->api_class[a->name_id] != API_LAUNCH || !az_in_win(c, a->start))
+		if (c->api_class[a->name_id] != API_LAUNCH || !az_in_win(c, a->start) || !az_api_counted(c, a))
 			continue;
 		nlaunch++;
 		launch_ns += a->end > a->start ? a->end - a->start : 0;
+		if (nls < ARRAY_SIZE(lsample) && i % lstride == 0)
+			lsample[nls++] = a->end > a->start ? a->end - a->start : 0;
 	}
 	if (!nk)
 		return;
 	qsort(sample, ns, sizeof(sample[0]), cmp_u64);
 	median = ns ? sample[ns / 2] : 0;
+	qsort(lsample, nls, sizeof(lsample[0]), cmp_u64);
+	lmedian = nls ? lsample[nls / 2] : 0;
 	short_share = az_div((double)nshort, (double)nk);
 	gain_ns = c->cause[CAUSE_LAUNCH].ns;
 	gain_ns = gain_ns > graph_gap * c->cause[CAUSE_LAUNCH].gaps
@@ -68,7 +72,8 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 	gain = az_div((double)gain_ns, (double)c->unit_wall_ns);
 	if (gain < az_param(c, self, "min_gain"))
 		return;
-	if (short_share < az_param(c, self, "min_short_share") && !(nlaunch && launch_ns >= kern_ns))
+	/* medians, so that a few first launches that load modules do not count */
+	if (short_share < az_param(c, self, "min_short_share") && !(nls && lmedian >= median))
 		return;
 
 	strbuf_addf(&ev, "%llu kernels in the window, %llu (%.0f%%) shorter than %s, median %s; %llu from CUDA graphs\n",
@@ -80,6 +85,9 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 			    (unsigned long long)nlaunch, fmt_duration(b1, sizeof(b1), (double)launch_ns),
 			    fmt_duration(b2, sizeof(b2), (double)kern_ns),
 			    launch_ns >= kern_ns ? "launching costs more than the kernels run" : "kernels run longer than their launches");
+	if (nls)
+		strbuf_addf(&ev, "median launch call %s, median kernel %s\n", fmt_duration(b1, sizeof(b1), (double)lmedian),
+			    fmt_duration(b2, sizeof(b2), (double)median));
 	else
 		strbuf_addf(&ev, "no launch API records: launch time unknown; kernel time %s\n",
 			    fmt_duration(b2, sizeof(b2), (double)kern_ns));
@@ -101,7 +109,11 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 		    fmt_duration(b1, sizeof(b1), (double)graph_gap));
 	az_add(c, "launch-bound", az_severity(gain), gain,
 	       "Launch-bound: the GPU waits for the CPU to launch short kernels", formula.buf, ev.buf,
-	       c->pytorch
+	       ngraph * 2 >= nk
+	       ? "Most kernels already come from CUDA graphs: capture larger graphs (a whole step, or several) so that one "
+		 "launch covers more work, fuse the tiny kernels inside them, and launch graphs ahead instead of waiting "
+		 "between them"
+	       : c->pytorch
 	       ? "Cut the per-kernel CPU cost: capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or "
 		 "torch.cuda.CUDAGraph / torch.cuda.make_graphed_callables), fuse small element-wise ops with torch.compile, "
 		 "use fused/foreach optimizers (fused=True), and raise the batch size so each kernel does more work"

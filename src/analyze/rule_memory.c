@@ -140,6 +140,10 @@ void rule_memory(struct az_ctx *c, const struct az_rule *self)
 	for (size_t i = 0; i < m->devices.n; i++)
 		if (m->devices.v[i].id == peak_dev && m->devices.v[i].global_mem)
 			cap = m->devices.v[i].global_mem;
+	for (size_t i = 0; !cap && i < m->metrics.n; i++) /* NVML's mem_total_bytes */
+		if (m->metrics.v[i].device == peak_dev && strstr(model_str(m, m->metrics.v[i].name_id), "mem_total") &&
+		    m->metrics.v[i].value > 0 && m->metrics.v[i].value < 1e18)
+			cap = (uint64_t)m->metrics.v[i].value;
 	if (cap && (double)peak >= near * (double)cap) {
 		double share = az_div((double)peak, (double)cap);
 		struct interval w = { peak_t, peak_t + 1 };

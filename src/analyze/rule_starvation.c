@@ -23,6 +23,9 @@ static void name_of_key(const struct az_ctx *c, uint64_t key, struct strbuf *sb)
 		strbuf_addf(sb, "%s", trace_osrt_name((unsigned)id));
 	else if (tag == 3)
 		strbuf_addf(sb, "NVTX '%s'", model_str(c->m, (uint32_t)id));
+	else if (tag == 4)
+		strbuf_addf(sb, "host work before a host-to-device copy (%s)",
+			    id ? model_str(c->m, (uint32_t)id) : "no API record");
 }
 
 /*
@@ -50,8 +53,6 @@ void az_describe_cause(const struct az_ctx *c, int k, struct strbuf *sb)
 	strbuf_addch(sb, ')');
 }
 
-static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
-
 /* Up to 3 largest gaps of the given causes, largest first. */
 static size_t where_of(const struct az_ctx *c, const int *causes, size_t n, struct interval out[3])
 {
@@ -60,7 +61,12 @@ static size_t where_of(const struct az_ctx *c, const int *causes, size_t n, stru
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < 3; j++) {
 			const struct interval *iv = &c->cause[causes[i]].big[j];
+			int dup = 0;
 			if (iv->end <= iv->start)
+				continue;
+			for (size_t q = 0; q < k; q++)
+				dup |= out[q].start == iv->start && out[q].end == iv->end;
+			if (dup)
 				continue;
 			if (k < 3) {
 				out[k++] = *iv;
@@ -143,7 +149,7 @@ static void starvation(struct az_ctx *c, const struct az_rule *self)
 	static const int causes[] = { CAUSE_CPU, CAUSE_LOCK, CAUSE_SLEEP, CAUSE_API, CAUSE_UNKNOWN };
 	struct strbuf ev = STRBUF_INIT, title = STRBUF_INIT, fix = STRBUF_INIT;
 	struct interval where[3];
-	uint64_t overlap_ns = 0, ns;
+	uint64_t ns;
 	int dom = CAUSE_CPU;
 	double gain;
 	size_t nw;
@@ -151,9 +157,8 @@ static void starvation(struct az_ctx *c, const struct az_rule *self)
 	for (size_t i = 0; i < ARRAY_SIZE(causes); i++)
 		if (c->cause[causes[i]].ns > c->cause[dom].ns)
 			dom = causes[i];
-	overlap_ns = c->cause[CAUSE_CPU].ns + c->cause[CAUSE_LOCK].ns + c->cause[CAUSE_API].ns +
-		     c->cause[CAUSE_UNKNOWN].ns;
-	ns = c->cause[CAUSE_SLEEP].ns + umin(overlap_ns, c->busy_ns);
+	ns = c->cause[CAUSE_CPU].ns + c->cause[CAUSE_LOCK].ns + c->cause[CAUSE_API].ns +
+	     c->cause[CAUSE_UNKNOWN].ns + c->cause[CAUSE_SLEEP].ns;
 	gain = az_div((double)ns, (double)c->unit_wall_ns);
 	if (gain < az_param(c, self, "min_gain"))
 		return;
@@ -198,9 +203,9 @@ static void starvation(struct az_ctx *c, const struct az_rule *self)
 	}
 	nw = where_of(c, causes, ARRAY_SIZE(causes), where);
 	az_add(c, "gpu-starvation", az_severity(gain), gain, title.buf,
-	       "(idle time while the feeding thread slept + min(idle time while it computed, waited on a lock, was in "
-	       "other CUDA calls or was not recorded; GPU busy time)) / analysed GPU time: sleeps can be removed, while "
-	       "host work overlapped with the GPU can hide at most the GPU's own busy time",
+	       "idle time while the thread that launches the next GPU work computed outside CUDA calls, waited on a lock, "
+	       "slept, was in other CUDA calls or was not recorded, divided by the analysed GPU time: the most that moving "
+	       "that work off the launch path (another thread or process, the GPU, or fewer sleeps) can save",
 	       ev.buf, fix.buf, where, nw);
 	strbuf_release(&ev);
 	strbuf_release(&title);

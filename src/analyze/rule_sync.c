@@ -35,7 +35,7 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 		const struct trace_api *a = &m->api.v[i];
 		int cls = c->api_class[a->name_id];
 		uint64_t d;
-		if ((cls != API_SYNC && cls != API_COPY_SYNC) || !az_in_win(c, a->start))
+		if ((cls != API_SYNC && cls != API_COPY_SYNC) || !az_in_win(c, a->start) || !az_api_counted(c, a))
 			continue;
 		d = a->end > a->start ? a->end - a->start : 0;
 		nsync++;

@@ -14,6 +14,44 @@
 
 #include <string.h>
 
+/*
+ * Peak dense TF32 tensor-core throughput over FP32 CUDA-core throughput of
+ * the report's GPU: A100 156/19.5 = 8, H100/H200 495/67 = 7.4, B200 ~8;
+ * GA10x/AD10x have TF32 equal to FP32, so only BF16/FP16 help (~2x).
+ */
+static double device_speedup(const struct az_ctx *c)
+{
+	const struct trace_device *d = NULL;
+
+	for (size_t i = 0; i < c->m->devices.n; i++)
+		if (!d || c->m->devices.v[i].cc_major > d->cc_major)
+			d = &c->m->devices.v[i];
+	if (!d || !d->cc_major)
+		return 4;
+	if (d->cc_major == 8)
+		return d->cc_minor == 0 ? 8 : 2;
+	if (d->cc_major == 9)
+		return 7.4;
+	if (d->cc_major >= 10)
+		return 8;
+	return 4; /* Volta/Turing: FP16 tensor cores only, with mixed precision */
+}
+
+static uint32_t cc_major(const struct az_ctx *c)
+{
+	uint32_t cc = 0;
+
+	for (size_t i = 0; i < c->m->devices.n; i++)
+		if (c->m->devices.v[i].cc_major > cc)
+			cc = c->m->devices.v[i].cc_major;
+	return cc;
+}
+
+static int has_cc(const struct az_ctx *c)
+{
+	return cc_major(c) != 0;
+}
+
 void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 {
 	const struct model *m = c->m;
@@ -27,6 +65,8 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 	uint64_t tn = 0;
 	char b1[64], b2[64], b3[64];
 
+	if (speedup <= 0)
+		speedup = device_speedup(c);
 	if (!c->has_gpu || speedup <= 1)
 		return;
 	for (size_t i = 0; i < m->kernels.n; i++) {
@@ -55,6 +95,9 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 	gain = az_div((double)non * (1 - 1 / speedup), (double)c->unit_wall_ns);
 	if (gain < az_param(c, self, "min_gain"))
 		return;
+	strbuf_addf(&ev, "assumed tensor-core speedup %.1fx (%s)\n", speedup,
+		    az_param(c, self, "speedup") > 0 ? "tensor-cores-unused.speedup"
+		    : has_cc(c) ? "peak tensor-core/FP32 ratio of this GPU" : "GPU model not in the report");
 	strbuf_addf(&ev, "GEMM/convolution kernels: %s, of which %s (%llu launches, %.0f%% of GPU busy time) on "
 		    "non-tensor-core paths and %s on tensor cores\n",
 		    fmt_duration(b1, sizeof(b1), (double)gemm), fmt_duration(b2, sizeof(b2), (double)non),
@@ -80,10 +123,13 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 			    (unsigned long long)tn);
 	az_add(c, "tensor-cores-unused", az_severity(gain), gain,
 	       "Matrix multiplies/convolutions run without tensor cores",
-	       "non-tensor-core GEMM/convolution kernel time x (1 - 1/speedup) / analysed GPU time, speedup = "
-	       "tensor-cores-unused.speedup (TF32/BF16 tensor cores vs FP32 SIMT)",
+	       "non-tensor-core GEMM/convolution kernel time x (1 - 1/speedup) / analysed GPU time, speedup = the "
+	       "GPU's peak TF32 tensor-core / FP32 ratio (tensor-cores-unused.speedup), which large GEMMs reach",
 	       ev.buf,
-	       c->pytorch
+	       c->pytorch && cc_major(c) && cc_major(c) < 8
+	       ? "This GPU's tensor cores take FP16 only: run the model in mixed precision (torch.autocast(\"cuda\", "
+		 "dtype=torch.float16) with torch.cuda.amp.GradScaler); keep matrix dimensions multiples of 8"
+	       : c->pytorch
 	       ? "Let FP32 matmuls use TF32 tensor cores (torch.set_float32_matmul_precision(\"high\"), "
 		 "torch.backends.cudnn.allow_tf32 = True) or run the model in mixed precision (torch.autocast(\"cuda\", "
 		 "dtype=torch.bfloat16)); keep matrix dimensions multiples of 8 (16 for FP8)"

@@ -3,9 +3,11 @@
  * GPU is busy, thermal or power clock-event reasons, temperature above
  * throttling.temp_c.
  *
- * Metrics are recognised by name: an SM clock ("sm_clock", "clock_sm",
- * "graphics_clock"; MHz), temperature ("temp"; C), clock-event reasons
- * ("clock_event", "throttle"; the NVML bit mask).  Gain: over samples taken
+ * Metrics are recognised by name (the NVML sampler's names first): the SM
+ * clock (sm_clock_mhz; also "clock_sm", "graphics_clock"), its maximum
+ * (sm_clock_max_mhz, else the device row), the GPU temperature (temp_c; not
+ * memory, slowdown or shutdown temperatures), clock-event reasons
+ * (throttle_reasons, "clock_event"; the NVML bit mask).  Gain: over samples taken
  * while the GPU was busy, the mean of (1 - clock / max clock) where the
  * clock is under throttling.clock_ratio of the maximum, times the GPU busy
  * share: kernels that are compute-bound slow down in proportion to the clock.
@@ -55,10 +57,11 @@ void rule_throttle(struct az_ctx *c, const struct az_rule *self)
 		const char *n = model_str(m, x->name_id);
 		if (!az_in_win(c, x->time) || !isfinite(x->value))
 			continue;
-		if (strstr(n, "temp")) {
+		if (strstr(n, "temp") && !strstr(n, "mem") && !strstr(n, "slowdown") && !strstr(n, "shutdown") &&
+		    !strstr(n, "max") && !strstr(n, "limit")) {
 			if (x->value > tmax && x->value < 1000)
 				tmax = x->value;
-			if (x->value > temp_lim && nw < 3 && !strstr(n, "mem"))
+			if (x->value > temp_lim && nw < 3)
 				where[nw++] = (struct interval){ x->time, x->time + 1 };
 		} else if (strstr(n, "clock_event") || strstr(n, "throttle")) {
 			if (x->value >= 0 && x->value < 1e15)

@@ -2,12 +2,11 @@
  * rule_underfill.c - under-filled-launch: hot kernels launched with fewer
  * thread blocks than the GPU has SMs, leaving SMs idle while they run.
  *
- * Per launch, the idle share of the GPU is 1 - blocks / SMs (when blocks <
- * SMs).  Gain: sum over launches of hot kernels (each name at least
- * under-filled-launch.hot_share of kernel time) of duration x (1 - blocks /
- * SMs) / analysed GPU time: the time saved if the same work were spread over
- * every SM with the same per-SM speed (an upper bound for memory-bound
- * kernels).  The SM count is the device row's; without one,
+ * A launch fills blocks x warps-per-block of the SMs x target_warps_per_sm
+ * warp slots that hide latency; the rest of its time is lost.  Gain: sum
+ * over launches of hot kernels (each name at least
+ * under-filled-launch.hot_share of kernel time) with fewer blocks than SMs
+ * of duration x (1 - fill) / analysed GPU time.  The SM count is the device row's; without one,
  * under-filled-launch.assumed_sms is used and the evidence says so.
  */
 #include "internal.h"
@@ -31,6 +30,7 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	const struct model *m = c->m;
 	double hot = az_param(c, self, "hot_share");
 	uint32_t assumed = (uint32_t)az_param(c, self, "assumed_sms");
+	double target = az_param(c, self, "target_warps_per_sm");
 	uint32_t *slot, last_pid = UINT32_MAX, last_dev = UINT32_MAX, sms = 0;
 	struct kagg *agg = NULL;
 	size_t nagg = 0, alloc = 0;
@@ -79,8 +79,17 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 			a->blocks_min = blocks;
 		if (blocks > a->blocks_max)
 			a->blocks_max = blocks;
-		if (blocks < sms)
-			a->waste += (uint64_t)((double)d * (1 - (double)blocks / sms));
+		if (blocks < sms) {
+			/* share of the GPU's latency-hiding warp slots the launch fills */
+			uint64_t threads = (uint64_t)(k->block[0] ? k->block[0] : 1) * (k->block[1] ? k->block[1] : 1) *
+					   (k->block[2] ? k->block[2] : 1);
+			double warps = (double)((threads + 31) / 32);
+			double fill = (double)blocks * warps / ((double)sms * (target > 0 ? target : 1));
+			if (!k->block[0])
+				fill = (double)blocks / sms;
+			if (fill < 1)
+				a->waste += (uint64_t)((double)d * (1 - fill));
+		}
 	}
 	free(slot);
 	qsort(agg, nagg, sizeof(*agg), cmp_waste);
@@ -118,8 +127,9 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 		}
 		az_add(c, "under-filled-launch", az_severity(gain), gain,
 		       "Hot kernels launch fewer blocks than the GPU has SMs",
-		       "sum over launches of hot kernels of duration x (1 - blocks / SMs) / analysed GPU time: the SM time "
-		       "left idle, saved if the same work were spread over every SM",
+		       "sum over launches of hot kernels with fewer blocks than SMs of duration x (1 - blocks x warps per "
+		       "block / (SMs x under-filled-launch.target_warps_per_sm)) / analysed GPU time: the time saved if the "
+		       "same work filled every SM with enough warps to hide latency",
 		       ev.buf,
 		       c->pytorch
 		       ? "Give the GPU more parallel work: a larger batch, fewer sequential small ops (torch.compile fuses "

@@ -11,7 +11,7 @@
 #define MIN_GAIN { "min_gain", 0.02, "findings under 2% of wall time are within run-to-run noise of real training steps (GPU-MACHINE.md: 28.7-34.3 ms for one ResNet-50 step)" }
 
 static const struct az_param p_starvation[] = {
-	{ "min_gap_us", 5, "gaps shorter than 5 us are the GPU's own spacing between queued kernels (1-3 us on Hopper), not starvation" },
+	{ "min_gap_us", 2, "gaps under 2 us are the GPU's own spacing between queued kernels (about 1 us on Hopper); longer ones with an empty queue are starvation" },
 	{ "sync_tolerance_us", 50, "a blocked thread wakes a few us after the GPU drains; 50 us also covers CPU/GPU clock skew" },
 	{ "period_min_gap_us", 200, "step boundaries of training loops leave gaps of hundreds of us or more; shorter ones are launch jitter" },
 	MIN_GAIN,
@@ -34,10 +34,11 @@ static const struct az_param p_sync[] = {
 };
 
 static const struct az_param p_copies[] = {
-	{ "pinned_gbps", 0, "0 = measure the pinned bandwidth from this report's pinned copies of the same direction, else assume 25 GB/s (PCIe 4 x16 in practice)" },
+	{ "pinned_gbps", 0, "0 = the report's own pinned copies of the same direction; without any, what PCIe gives in practice: 50 GB/s for Hopper and later (PCIe 5 x16), 25 GB/s before (PCIe 4 x16)" },
 	{ "small_bytes", 65536, "under 64 KiB a PCIe copy costs mostly its fixed ~5-10 us; nsys's sync-copy rule also ignores small host-to-device copies" },
 	{ "min_small_count", 100, "a few small copies are normal; hundreds in the window are a pattern worth batching" },
 	{ "min_copy_bytes", 1048576, "copies of at least 1 MiB are worth overlapping with compute" },
+	{ "duplex", 0.5, "an upload and a download at the same time reach about 1.5x one direction's bandwidth (separate copy engines, shared host memory and PCIe credits)" },
 	MIN_GAIN,
 	{ NULL, 0, NULL },
 };
@@ -48,7 +49,7 @@ static const struct az_param p_comm[] = {
 };
 
 static const struct az_param p_tensor[] = {
-	{ "speedup", 4, "TF32/BF16 tensor-core GEMMs run 4x or more faster than FP32 SIMT ones on Ampere/Hopper (peak ratio 7-15x; 4x is a conservative large-GEMM figure)" },
+	{ "speedup", 0, "0 = by device: the peak dense TF32 tensor-core / FP32 ratio, 8 on A100 (cc 8.0), 7.4 on H100/H200 (cc 9.x), 8 on Blackwell, 2 on GA10x/AD10x (cc 8.6/8.9, BF16 vs FP32), 4 when unknown" },
 	{ "min_share", 0.05, "non-tensor-core GEMM/convolution kernels must take at least 5% of GPU time to matter" },
 	MIN_GAIN,
 	{ NULL, 0, NULL },
@@ -57,6 +58,7 @@ static const struct az_param p_tensor[] = {
 static const struct az_param p_underfill[] = {
 	{ "hot_share", 0.05, "only kernels that take at least 5% of GPU time are worth reshaping" },
 	{ "assumed_sms", 132, "SM count used when the report has no device row (H100/H200 have 132)" },
+	{ "target_warps_per_sm", 16, "about 16 resident warps per SM (25% occupancy) hide most arithmetic and memory latency; fewer leave the SM's pipelines waiting" },
 	MIN_GAIN,
 	{ NULL, 0, NULL },
 };

@@ -38,6 +38,11 @@ static int has_prefix(const char *s, const char *p)
 
 int az_api_class(const char *n)
 {
+	if (has_prefix(n, "cuInit") || has_prefix(n, "cuDevicePrimaryCtx") || has_prefix(n, "cuCtxCreate") ||
+	    has_prefix(n, "cuModuleLoad") || has_prefix(n, "cuLibraryLoad") ||
+	    has_prefix(n, "cuModuleGetFunction") || has_prefix(n, "cuLibraryGetKernel") ||
+	    has_prefix(n, "cuKernelGetFunction"))
+		return API_INIT;
 	if (has_prefix(n, "cudaLaunch") || has_prefix(n, "cuLaunch") ||
 	    has_prefix(n, "cudaGraphLaunch") || has_prefix(n, "cuGraphLaunch"))
 		return API_LAUNCH;
@@ -60,9 +65,10 @@ const char *az_cause_name(int cause)
 {
 	static const char *names[CAUSE__N] = {
 		"I/O", "waiting on other processes", "waiting on a lock", "sleeping",
-		"CPU data work (NVTX)", "CPU work outside traced calls", "after a synchronisation",
+		"preparing input data on the CPU", "CPU work outside traced calls", "after a synchronisation",
 		"copying from/to pageable memory", "allocating/freeing device memory",
-		"inside other CUDA API calls", "launching", "unknown (no CPU data)",
+		"inside other CUDA API calls", "launching", "CUDA start-up (context, module loading)",
+		"unknown (no CPU data)",
 	};
 	return cause >= 0 && cause < CAUSE__N ? names[cause] : "?";
 }
@@ -90,22 +96,42 @@ static int osrt_cause(unsigned f)
 	}
 }
 
+/*
+ * Data-work names: a word of the name (split at non-letters and at
+ * lower-to-upper case changes) is one of the words below.  Names with
+ * "parallel" are model wrappers (DataParallel, DistributedDataParallel);
+ * qualified names ("aten::batch_norm") are framework operators, not ranges
+ * a user put around data work.
+ */
 int az_is_data_name(const char *name)
 {
 	static const char *const words[] = {
-		"data", "load", "batch", "fetch", "read", "decode", "augment", "transform",
-		"collate", "preprocess", "prefetch", "input", "dataset", "sampler",
+		"data", "dataloader", "dataset", "load", "loader", "loading", "batch", "batches",
+		"fetch", "read", "decode", "augment", "augmentation", "transform", "transforms",
+		"collate", "preprocess", "preprocessing", "prefetch", "input", "inputs", "sampler",
+		"io",
 	};
-	char low[128];
-	size_t i;
+	char w[64];
+	size_t n = 0;
+	int hit = 0;
 
-	for (i = 0; name[i] && i + 1 < sizeof(low); i++)
-		low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
-	low[i] = 0;
-	for (i = 0; i < ARRAY_SIZE(words); i++)
-		if (strstr(low, words[i]))
-			return 1;
-	return 0;
+	if (strcasestr(name, "parallel") || strstr(name, "::"))
+		return 0;
+	for (const char *p = name;; p++) {
+		int alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z');
+		int split = !alpha || (n && *p >= 'A' && *p <= 'Z' && p[-1] >= 'a' && p[-1] <= 'z');
+		if (split && n) {
+			w[n] = 0;
+			for (size_t i = 0; i < ARRAY_SIZE(words) && !hit; i++)
+				hit = !strcmp(w, words[i]);
+			n = 0;
+		}
+		if (!*p || hit)
+			break;
+		if (alpha && n + 1 < sizeof(w))
+			w[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+	}
+	return hit;
 }
 
 /* ---- kernel classes ---- */
@@ -346,6 +372,7 @@ struct gpu_op {
 	int kind;                  /* 0 kernel, 1 copy, 2 set */
 	int comm;
 	int pageable;
+	int htod;                  /* a host-to-device copy */
 };
 
 struct tl {
@@ -415,24 +442,45 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 
 	if (e <= a)
 		return;
-	/* CUDA API calls */
-	for (i = index_first(&l->api, t, a); i < l->api.off[t + 1]; i++) {
-		const struct trace_api *r = &m->api.v[l->api.row[i]];
-		uint64_t o;
-		int cause;
-		if (r->start >= e)
-			break;
-		o = ov(a, e, r->start, r->end);
-		if (!o)
-			continue;
-		switch (l->c->api_class[r->name_id]) {
-		case API_SYNC: case API_COPY_SYNC: cause = CAUSE_SYNC; break;
-		case API_ALLOC: case API_FREE: cause = CAUSE_ALLOC; break;
-		case API_LAUNCH: case API_COPY_ASYNC: cause = CAUSE_LAUNCH; break;
-		default: cause = CAUSE_API; break;
+	/*
+	 * CUDA API calls.  Driver calls made inside a runtime call are recorded
+	 * too: count only time no earlier call covered, except that one-time
+	 * initialisation inside a call (context creation, module loading) is
+	 * taken out of its parent and counted as such.
+	 */
+	{
+		uint64_t covered = a;
+		int top = CAUSE_API;
+		for (i = index_first(&l->api, t, a); i < l->api.off[t + 1]; i++) {
+			const struct trace_api *r = &m->api.v[l->api.row[i]];
+			uint64_t o, s0, e0;
+			int cls = l->c->api_class[r->name_id], cause;
+			if (r->start >= e)
+				break;
+			switch (cls) {
+			case API_SYNC: case API_COPY_SYNC: cause = CAUSE_SYNC; break;
+			case API_ALLOC: case API_FREE: cause = CAUSE_ALLOC; break;
+			case API_LAUNCH: case API_COPY_ASYNC: cause = CAUSE_LAUNCH; break;
+			case API_INIT: cause = CAUSE_INIT; break;
+			default: cause = CAUSE_API; break;
+			}
+			if (r->start < covered && cls == API_INIT && top != CAUSE_INIT) {
+				/* nested start-up work: move it out of the enclosing call */
+				uint64_t x = ov(a, umin(e, covered), r->start, r->end);
+				x = umin(x, p->ns[top]);
+				p->ns[top] -= x;
+				add_part(p, CAUSE_INIT, x, (uint64_t)1 << 40 | r->name_id);
+			}
+			s0 = umax(umax(a, r->start), covered);
+			e0 = umin(e, r->end);
+			o = e0 > s0 ? e0 - s0 : 0;
+			if (!o)
+				continue;
+			add_part(p, cause, o, (uint64_t)1 << 40 | r->name_id);
+			api_ns += o;
+			covered = e0;
+			top = cause;
 		}
-		add_part(p, cause, o, (uint64_t)1 << 40 | r->name_id);
-		api_ns += o;
 	}
 	/* OS-runtime calls not inside an API call (the driver's own ioctls are API time) */
 	for (i = index_first(&l->osrt, t, a); i < l->osrt.off[t + 1]; i++) {
@@ -486,19 +534,21 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 	add_part(p, gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_CPU, rest, 0);
 }
 
-static void big_add(struct interval big[3], uint64_t a, uint64_t b)
+/* Keep the three gaps where the cause took the most time. */
+static void big_add(struct az_cause_stat *cs, uint64_t a, uint64_t b, uint64_t ns)
 {
-	uint64_t len = b - a;
 	int k;
 
 	for (k = 0; k < 3; k++)
-		if (len > big[k].end - big[k].start)
+		if (ns > cs->big_ns[k])
 			break;
 	if (k == 3)
 		return;
-	memmove(&big[k + 1], &big[k], (size_t)(2 - k) * sizeof(big[0]));
-	big[k].start = a;
-	big[k].end = b;
+	memmove(&cs->big[k + 1], &cs->big[k], (size_t)(2 - k) * sizeof(cs->big[0]));
+	memmove(&cs->big_ns[k + 1], &cs->big_ns[k], (size_t)(2 - k) * sizeof(cs->big_ns[0]));
+	cs->big[k].start = a;
+	cs->big[k].end = b;
+	cs->big_ns[k] = ns;
 }
 
 static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gpu_op *next)
@@ -509,7 +559,6 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 	struct parts p;
 	uint64_t len = b - a, len_in, L, thr_key = 0;
 	size_t t = SIZE_MAX;
-	int dom = -1;
 
 	len_in = c->win.n > 1 ? az_win_overlap(c, a, b) : len;
 	if (len_in < l->min_gap)
@@ -560,7 +609,22 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 			int cause = CAUSE_LAUNCH;
 			if (la && is_pageable_copy(m, la, next))
 				cause = CAUSE_PAGEABLE;
+			else if (b - L >= l->launch_max_gap)
+				cause = CAUSE_API; /* a launch that long loads modules or waits: not launch overhead */
 			add_part(&p, cause, b - L, la ? (uint64_t)1 << 40 | la->name_id : 0);
+			if (cause == CAUSE_API) { /* lazy module loading inside the launch */
+				for (size_t i = index_first(&l->api, t, L); i < l->api.off[t + 1]; i++) {
+					const struct trace_api *r = &m->api.v[l->api.row[i]];
+					uint64_t x;
+					if (r->start >= b)
+						break;
+					if (c->api_class[r->name_id] != API_INIT)
+						continue;
+					x = umin(ov(L, b, r->start, r->end), p.ns[CAUSE_API]);
+					p.ns[CAUSE_API] -= x;
+					add_part(&p, CAUSE_INIT, x, (uint64_t)1 << 40 | r->name_id);
+				}
+			}
 		}
 		if (blk && c->api_class[blk->name_id] == API_FREE) {
 			/* cudaFree drained the GPU: the dispatch after it is the free's cost */
@@ -588,6 +652,20 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 					p.name[CAUSE_SYNC] = (uint64_t)1 << 40 | l->credit_name[ui];
 			}
 		}
+		/*
+		 * Host work that ends in a host-to-device copy prepared that copy's
+		 * data: the input pipeline, whatever calls it made on the way.
+		 */
+		if (next->htod) {
+			static const int prep[] = { CAUSE_CPU, CAUSE_LOCK, CAUSE_SLEEP };
+			for (size_t k = 0; k < ARRAY_SIZE(prep); k++) {
+				if (!p.ns[prep[k]])
+					continue;
+				p.ns[CAUSE_DATA_CPU] += p.ns[prep[k]];
+				p.ns[prep[k]] = 0;
+				p.name[CAUSE_DATA_CPU] = (uint64_t)4 << 40 | (la ? la->name_id : 0);
+			}
+		}
 		if (!l->pid_has_cpu[ui] && !la) {
 			memset(&p, 0, sizeof(p));
 			add_part(&p, CAUSE_UNKNOWN, len, 0);
@@ -601,16 +679,12 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 		if (len_in != len)
 			ns = (uint64_t)((double)ns * ((double)len_in / (double)len));
 		c->cause[k].ns += ns;
+		c->cause[k].gaps++;
 		if (thr_key)
 			az_tally_add(&c->cause[k].threads, thr_key, ns);
 		if (p.name[k])
 			az_tally_add(&c->cause[k].names, p.name[k], ns);
-		if (dom < 0 || p.ns[k] > p.ns[dom])
-			dom = k;
-	}
-	if (dom >= 0) {
-		c->cause[dom].gaps++;
-		big_add(c->cause[dom].big, a, b);
+		big_add(&c->cause[k], a, b, ns);
 	}
 }
 
@@ -771,6 +845,7 @@ void az_build_timeline(struct az_ctx *c)
 			op.start = k->start; op.end = k->end; op.pid = k->pid; op.device = k->device;
 			op.corr = k->correlation; op.kind = 1;
 			op.pageable = k->src_kind == MEM_PAGEABLE || k->dst_kind == MEM_PAGEABLE;
+			op.htod = k->kind == COPY_HTOD;
 		} else {
 			const struct trace_memset *k = &m->memsets.v[is++];
 			op.start = k->start; op.end = k->end; op.pid = k->pid; op.device = k->device;

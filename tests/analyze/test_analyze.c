@@ -4,6 +4,7 @@
  */
 #include "gstest.h"
 #include "analyze/analyze.h"
+#include "analyze/internal.h"
 #include "cases.h"
 #include "synth.h"
 
@@ -167,6 +168,12 @@ static void test_dataloader(void)
 	model_release(&m);
 }
 
+/* CPU-only batch preparation before a host-to-device copy is data loading too. */
+static void test_dataloader_cpu(void)
+{
+	check_case("dataloader-cpu", 0.02, "host work before a host-to-device copy");
+}
+
 static void test_launch_bound(void)
 {
 	check_case("launch-bound", 0.03, "CUDA graph");
@@ -174,7 +181,7 @@ static void test_launch_bound(void)
 
 static void test_sync(void)
 {
-	check_case("sync", 0.02, "cudaDeviceSynchronize");
+	check_case("sync", 0.02, "mostly in cudaMemcpy");
 }
 
 static void test_pageable(void)
@@ -215,6 +222,21 @@ static void test_memory(void)
 static void test_throttle(void)
 {
 	check_case("throttle", 0.02, "thermal");
+}
+
+static void test_data_names(void)
+{
+	CHECK(az_is_data_name("load_batch"));
+	CHECK(az_is_data_name("DataLoader"));
+	CHECK(az_is_data_name("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
+	CHECK(az_is_data_name("preprocess images"));
+	CHECK(az_is_data_name("readInput"));
+	CHECK(!az_is_data_name("DistributedDataParallel.forward"));
+	CHECK(!az_is_data_name("aten::batch_norm"));
+	CHECK(!az_is_data_name("forward"));
+	CHECK(!az_is_data_name("thread"));   /* "read" inside a word is not the word */
+	CHECK(!az_is_data_name("reload_weights"));
+	CHECK(!az_is_data_name(""));
 }
 
 /* --set overrides a threshold; bad names are errors, not ignored. */
@@ -428,8 +450,46 @@ static void test_huge_numbers(void)
 	run_edge(p, NULL);
 }
 
+/* docs/rules.md documents every rule and every threshold with its default. */
+static void test_docs(void)
+{
+	char path[4096], *doc = NULL, line[512];
+	size_t len = 0, cap = 0, n;
+	const char *root = getenv("GS_SOURCE_DIR");
+	FILE *f;
+
+#ifdef GS_SOURCE_DIR_DEFAULT
+	if (!root)
+		root = GS_SOURCE_DIR_DEFAULT;
+#endif
+	snprintf(path, sizeof(path), "%s/docs/rules.md", root ? root : ".");
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	do {
+		ALLOC_GROW(doc, len + 4096 + 1, cap);
+		n = fread(doc + len, 1, 4096, f);
+		len += n;
+	} while (n);
+	fclose(f);
+	doc[len] = 0;
+	for (size_t i = 0; i < az_nrules; i++) {
+		const struct az_rule *r = &az_rules[i];
+		snprintf(line, sizeof(line), "### `%s`", r->id);
+		CHECK_CONTAINS(doc, line);
+		for (size_t k = 0; r->params[k].key; k++) {
+			snprintf(line, sizeof(line), "| `%s` | %.15g |", r->params[k].key, r->params[k].def);
+			CHECK_CONTAINS(doc, line);
+		}
+	}
+	free(doc);
+}
+
 static const struct gstest tests[] = {
+	GSTEST(test_docs),
 	GSTEST(test_dataloader),
+	GSTEST(test_dataloader_cpu),
 	GSTEST(test_launch_bound),
 	GSTEST(test_sync),
 	GSTEST(test_pageable),
@@ -440,6 +500,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_comm),
 	GSTEST(test_memory),
 	GSTEST(test_throttle),
+	GSTEST(test_data_names),
 	GSTEST(test_set),
 	GSTEST(test_window),
 	GSTEST(test_nvtx_steps),
