@@ -308,6 +308,11 @@ int cmd_stats(int argc, char **argv)
 	tables = xcalloc(a.nreports, sizeof(*tables));
 	p.tty = isatty(2);
 	p.t0 = now_mono_ns();
+	/*
+	 * A gpuscope report is loaded as load_input() loads it
+	 * (model_load_report), but lean: see stats_run_report().  Other
+	 * inputs go through load_input() and the importers.
+	 */
 	if (trace_is_report(a.input) == 1) {
 		ret = stats_run_report(a.input, a.reports, a.nreports, &a.o, tables, progress_cb, &p);
 		progress_done(&p);

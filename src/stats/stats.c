@@ -201,8 +201,8 @@ void st_no_data(struct stats_table *t, const struct model *m, unsigned has_bit,
 	int gpuscope = !m->format || !strcmp(m->format, "gpuscope");
 
 	if (!(m->has & has_bit) && !gpuscope)
-		/* importers set m->has to what their format can hold */
-		st_empty(t, "%s: %s are not recorded in a %s input", t->report, what, m->format);
+		/* importers set m->has to what the input can hold */
+		st_empty(t, "%s: %s are not recorded in this %s input", t->report, what, m->format);
 	else if (!(m->has & has_bit))
 		/* a gpuscope report does not say what was traced: only that none is there */
 		st_empty(t, "%s: no %s were recorded in this report", t->report, what);

@@ -730,7 +730,7 @@ static void test_empty_and_not_recorded(void)
 	{
 		struct stats_table t;
 		CHECK(stats_run(&m, "osrt_sum", NULL, &t) == 0);
-		CHECK_STR(t.empty_reason, "osrt_sum: OS runtime calls are not recorded in a kineto input");
+		CHECK_STR(t.empty_reason, "osrt_sum: OS runtime calls are not recorded in this kineto input");
 		stats_table_release(&t);
 	}
 	model_release(&m);
