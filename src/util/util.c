@@ -303,7 +303,12 @@ uint32_t strtab_find(const struct strtab *t, const char *s)
 	return strtab_lookup(t, s, strlen(s), NULL);
 }
 
-/* CRC-32C (Castagnoli), table-driven, reflected polynomial 0x82F63B78. */
+/*
+ * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78).  x86-64 CPUs since
+ * 2008 compute it in hardware (SSE4.2 crc32 instruction, about 20 times the
+ * speed of a table); elsewhere a byte-wise table.  Checksums are on the
+ * path of every chunk written and read, so the speed shows in `stats`.
+ */
 static uint32_t crc_table[256];
 
 static void crc_init(void)
@@ -316,16 +321,46 @@ static void crc_init(void)
 	}
 }
 
-uint32_t crc32c(uint32_t crc, const void *data, size_t len)
+static uint32_t crc32c_table(uint32_t crc, const unsigned char *p, size_t len)
 {
-	const unsigned char *p = data;
-
 	if (!crc_table[1])
 		crc_init();
-	crc = ~crc;
 	while (len--)
 		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
+{
+	uint64_t c = crc;
+
+	while (len && ((uintptr_t)p & 7)) {
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+		len--;
+	}
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	return (uint32_t)c;
+}
+#endif
+
+uint32_t crc32c(uint32_t crc, const void *data, size_t len)
+{
+	crc = ~crc;
+#if defined(__x86_64__)
+	if (__builtin_cpu_supports("sse4.2"))
+		return ~crc32c_hw(crc, data, len);
+#endif
+	return ~crc32c_table(crc, data, len);
 }
 
 uint64_t hash_bytes(const void *data, size_t len)

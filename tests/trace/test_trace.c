@@ -341,6 +341,22 @@ static void test_many_startend_ranges_join(void)
 	model_release(&m);
 }
 
+static void test_crc32c_known_values(void)
+{
+	/* RFC 3720 (iSCSI) test vectors; the hardware and table paths agree */
+	unsigned char zeros[32] = { 0 }, ones[32], inc[32];
+
+	memset(ones, 0xff, sizeof(ones));
+	for (int i = 0; i < 32; i++)
+		inc[i] = (unsigned char)i;
+	CHECK_EQ_U64(crc32c(0, zeros, 32), 0x8a9136aa);
+	CHECK_EQ_U64(crc32c(0, ones, 32), 0x62a8ab43);
+	CHECK_EQ_U64(crc32c(0, inc, 32), 0x46dd794e);
+	CHECK_EQ_U64(crc32c(0, "123456789", 9), 0xe3069283);
+	/* unaligned starts and odd lengths */
+	CHECK_EQ_U64(crc32c(crc32c(0, inc, 5), inc + 5, 27), 0x46dd794e);
+}
+
 static void test_intervals(void)
 {
 	struct interval_set a = { 0 }, b = { 0 }, g = { 0 };
@@ -391,6 +407,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_merge_keeps_streams_apart),
 	GSTEST(test_string_defined_after_use),
 	GSTEST(test_many_startend_ranges_join),
+	GSTEST(test_crc32c_known_values),
 	GSTEST(test_intervals),
 	GSTEST(test_clip),
 	{ 0 },
