@@ -802,6 +802,91 @@ static void merge_threads(struct model *m)
 	m->threads.n = out;
 }
 
+static int uuid_zero(const uint8_t u[16])
+{
+	for (int i = 0; i < 16; i++)
+		if (u[i])
+			return 0;
+	return 1;
+}
+
+static int pid_in(const uint32_t *pids, size_t n, uint32_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * GPU metrics are sampled by NVML in the profiling process, which numbers
+ * GPUs by NVML index; CUDA numbers them by ordinal, after
+ * CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER.  Map every metric onto the
+ * CUDA ordinal of the same GPU (same UUID), so that "device 0" means one GPU
+ * everywhere.  GPUs the program did not use keep a number of their own,
+ * 100 + NVML index, so they are never taken for a CUDA device.
+ */
+static void unify_devices(struct model *m)
+{
+	uint32_t *cuda_pids = NULL;
+	size_t ncp = 0, acp = 0, out = 0;
+	uint32_t *newid;
+
+	if (!m->metrics.n || !m->devices.n)
+		return;
+	for (size_t i = 0; i < m->kernels.n; i++)
+		if (!pid_in(cuda_pids, ncp, m->kernels.v[i].pid)) {
+			ALLOC_GROW(cuda_pids, ncp + 1, acp);
+			cuda_pids[ncp++] = m->kernels.v[i].pid;
+		}
+	for (size_t i = 0; i < m->devices.n; i++) /* processes whose CUDA reported devices */
+		if (m->devices.v[i].sm_count && !pid_in(cuda_pids, ncp, m->devices.v[i].pid)) {
+			ALLOC_GROW(cuda_pids, ncp + 1, acp);
+			cuda_pids[ncp++] = m->devices.v[i].pid;
+		}
+	if (!ncp) {
+		free(cuda_pids);
+		return;
+	}
+	newid = xmalloc(m->devices.n * sizeof(*newid));
+	for (size_t i = 0; i < m->devices.n; i++) {
+		const struct trace_device *d = &m->devices.v[i];
+		newid[i] = d->id;
+		if (pid_in(cuda_pids, ncp, d->pid))
+			continue;
+		newid[i] = 100 + d->id;
+		if (uuid_zero(d->uuid))
+			continue;
+		for (size_t j = 0; j < m->devices.n; j++)
+			if (pid_in(cuda_pids, ncp, m->devices.v[j].pid) &&
+			    !memcmp(m->devices.v[j].uuid, d->uuid, 16)) {
+				newid[i] = m->devices.v[j].id;
+				break;
+			}
+	}
+	for (size_t i = 0; i < m->metrics.n; i++) {
+		struct trace_metric *x = &m->metrics.v[i];
+		if (x->device == UINT32_MAX || pid_in(cuda_pids, ncp, x->pid))
+			continue;
+		for (size_t j = 0; j < m->devices.n; j++)
+			if (m->devices.v[j].pid == x->pid && m->devices.v[j].id == x->device) {
+				x->device = newid[j];
+				break;
+			}
+	}
+	/* keep one row per GPU: sampler rows of GPUs that CUDA also reported go */
+	for (size_t i = 0; i < m->devices.n; i++) {
+		struct trace_device d = m->devices.v[i];
+		if (!pid_in(cuda_pids, ncp, d.pid) && newid[i] < 100)
+			continue;
+		d.id = newid[i];
+		m->devices.v[out++] = d;
+	}
+	m->devices.n = out;
+	free(newid);
+	free(cuda_pids);
+}
+
 void model_finish(struct model *m)
 {
 	size_t nthreads = m->threads.n;
@@ -857,6 +942,7 @@ void model_finish(struct model *m)
 		span(m, m->memory.v[i].time, 0);
 	if (nthreads != m->threads.n || nthreads > 1)
 		merge_threads(m);
+	unify_devices(m);
 
 	if (m->kernels.n || m->memcpys.n || m->memsets.n || m->api.n || m->devices.n)
 		m->has |= MODEL_HAS_CUDA;

@@ -357,6 +357,55 @@ static void test_crc32c_known_values(void)
 	CHECK_EQ_U64(crc32c(crc32c(0, inc, 5), inc + 5, 27), 0x46dd794e);
 }
 
+static void test_metric_devices_follow_cuda(void)
+{
+	/* NVML (sampler, pid 1) sees GPUs A as 0 and B as 1; CUDA (pid 2) sees only B, as 0 */
+	const char *path = tmp("dev.gpuscope");
+	struct trace_builder b;
+	struct trace_device d = { 0 };
+	struct trace_metric x = { 0 };
+	struct trace_kernel k = { 0 };
+	struct model m;
+
+	CHECK(trace_builder_open(&b, path, 1, 0) == 0);
+	d.pid = 1;
+	d.id = 0;
+	d.uuid[0] = 0xaa;
+	trace_builder_add(&b, TRACE_EV_DEVICE, &d, sizeof(d));
+	d.id = 1;
+	d.uuid[0] = 0xbb;
+	trace_builder_add(&b, TRACE_EV_DEVICE, &d, sizeof(d));
+	d.pid = 2;
+	d.id = 0;
+	d.sm_count = 132;
+	trace_builder_add(&b, TRACE_EV_DEVICE, &d, sizeof(d));
+	for (uint32_t g = 0; g < 2; g++) {
+		x.time = 10;
+		x.pid = 1;
+		x.device = g;
+		x.value = g ? 99 : 1;
+		x.name_id = trace_builder_str(&b, "gpu_util");
+		trace_builder_add(&b, TRACE_EV_METRIC, &x, sizeof(x));
+	}
+	k.pid = 2;
+	k.start = 5;
+	k.end = 20;
+	trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+	CHECK(trace_builder_close(&b, 0) == 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.devices.n, 2); /* B once (as CUDA 0), A as 100 */
+	for (size_t i = 0; i < m.metrics.n; i++) {
+		if (m.metrics.v[i].value == 99)
+			CHECK_EQ_U64(m.metrics.v[i].device, 0);
+		else
+			CHECK_EQ_U64(m.metrics.v[i].device, 100);
+	}
+	CHECK(model_device(&m, 0) && model_device(&m, 0)->sm_count == 132);
+	CHECK(model_device(&m, 100) && model_device(&m, 100)->uuid[0] == 0xaa);
+	model_release(&m);
+}
+
 static void test_intervals(void)
 {
 	struct interval_set a = { 0 }, b = { 0 }, g = { 0 };
@@ -408,6 +457,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_string_defined_after_use),
 	GSTEST(test_many_startend_ranges_join),
 	GSTEST(test_crc32c_known_values),
+	GSTEST(test_metric_devices_follow_cuda),
 	GSTEST(test_intervals),
 	GSTEST(test_clip),
 	{ 0 },
