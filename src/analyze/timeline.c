@@ -1009,6 +1009,9 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 		u->first = s;
 		u->last = e;
 		l->cur_end[ui] = e;
+		/* idle from the window's start (warm-up skipped, --start) is a gap too */
+		if (s > c->lo)
+			gap(l, ui, c->lo, s, op);
 		return;
 	}
 	if (s > l->cur_end[ui])
