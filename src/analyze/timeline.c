@@ -756,7 +756,10 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 		add_part(p, CAUSE_DATA_CPU, data_ns, best_name);
 		rest -= data_ns;
 	}
-	add_part(p, gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_CPU, rest, any_name);
+	if (gap_len < l->launch_max_gap) /* dispatch: the launch calls name it, not the range */
+		add_part(p, CAUSE_LAUNCH, rest, 0);
+	else
+		add_part(p, CAUSE_CPU, rest, any_name);
 }
 
 /* Keep the three gaps where the cause took the most time. */
