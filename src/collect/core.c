@@ -1192,6 +1192,31 @@ void cl_flush_all(void)
 	cl_guard_depth = guard;
 }
 
+/*
+ * The program is about to dup2() onto the part file's descriptor: move the
+ * part file to another descriptor first (writer lock held, so no chunk is
+ * half written on the old one).
+ */
+void cl_part_fd_move(int fd)
+{
+	int guard = cl_guard_depth;
+
+	if (!atomic_load(&cl_live) || fd != atomic_load(&cl_part_fd) || cl_in_vfork_child())
+		return;
+	cl_guard_depth = 1;
+	if (wlock_take(1) == 0) {
+		if (part_open && part.fd == fd) {
+			int nfd = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+			if (nfd >= 0) {
+				part.fd = nfd;
+				atomic_store(&cl_part_fd, nfd);
+			}
+		}
+		wlock_drop();
+	}
+	cl_guard_depth = guard;
+}
+
 /* ---- signal-safe flush ---- */
 
 static void raw_write_all(int fd, const void *buf, size_t n)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,8 @@
 struct task {
 	uint32_t tid;
 	int fd;
+	dev_t dev;                /* of the schedstat file: the program may reuse */
+	ino_t ino;                /* the descriptor number after closing it */
 	int seen;
 	uint64_t run_ns;
 	int sampled;
@@ -87,6 +90,13 @@ static struct task *task_add(uint32_t tid)
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->fd = fd;
+	{
+		struct stat st;
+		if (fstat(fd, &st) == 0) {
+			t->dev = st.st_dev;
+			t->ino = st.st_ino;
+		}
+	}
 	n = read_comm(tid, comm, sizeof(comm));
 	if (tid == cl_pid())
 		snprintf(main_comm, sizeof(main_comm), "%s", comm);
@@ -95,6 +105,28 @@ static struct task *task_add(uint32_t tid)
 	else
 		cl_emit_thread(tid, 0, 0, cl_now());
 	return t;
+}
+
+/* Close @t's descriptor only if it is still ours (the program may have closed and reused it). */
+static void task_drop(struct task *t)
+{
+	struct stat st;
+
+	if (fstat(t->fd, &st) == 0 && st.st_dev == t->dev && st.st_ino == t->ino)
+		close(t->fd);
+}
+
+/* Parse "run wait slices\n"; 0 when it is not schedstat's format. */
+static int parse_schedstat(const char *buf, uint64_t *run, uint64_t *wait)
+{
+	char *end;
+
+	*run = strtoull(buf, &end, 10);
+	if (end == buf || *end != ' ')
+		return 0;
+	buf = end + 1;
+	*wait = strtoull(buf, &end, 10);
+	return end != buf && *end == ' ';
 }
 
 static void sample_once(void)
@@ -127,15 +159,14 @@ static void sample_once(void)
 		struct task *t = &tasks[i];
 		char buf[128];
 		ssize_t n = t->seen ? pread(t->fd, buf, sizeof(buf) - 1, 0) : -1;
-		if (n <= 0) {
-			close(t->fd);
+		uint64_t run, wait;
+		if (n > 0)
+			buf[n] = 0;
+		if (n <= 0 || !parse_schedstat(buf, &run, &wait)) {
+			task_drop(t);
 			continue;
 		}
-		buf[n] = 0;
 		{
-			char *end;
-			uint64_t run = strtoull(buf, &end, 10);
-			uint64_t wait = strtoull(end, NULL, 10);
 			if (!t->sampled || run != t->run_ns) {
 				struct trace_cpu_sample *s = cl_reserve(TRACE_EV_CPU_SAMPLE, sizeof(*s));
 				if (s) {
@@ -194,7 +225,7 @@ void cl_cpusample_atfork_child(void)
 {
 	/* the fds are the parent's threads' */
 	for (size_t i = 0; i < ntasks; i++)
-		close(tasks[i].fd);
+		task_drop(&tasks[i]);
 	ntasks = 0;
 	main_comm[0] = 0;
 	sampler_running = 0;

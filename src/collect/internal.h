@@ -101,6 +101,8 @@ void cl_nvtx_atfork_child(void);
 
 /* The part file's descriptor (-1 when none): close() of it is refused. */
 extern _Atomic int cl_part_fd;
+/* Move the part file off descriptor @fd (the program dup2()s onto it). */
+void cl_part_fd_move(int fd);
 
 /* The writer thread's tid (not sampled). */
 extern uint32_t cl_writer_tid;

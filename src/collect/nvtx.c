@@ -12,9 +12,9 @@
  * carries in its low bit whether the start was recorded, so an end whose
  * start fell outside the capture window writes nothing.
  *
- * Domain handles point at a struct cl_domain (never freed); registered
- * string handles are string ids.  Both outlive nvtxDomainDestroy, as NVTX
- * allows the tool.
+ * Domain handles point at a struct cl_domain, registered string handles at
+ * a struct cl_regstr (neither is ever freed: both outlive
+ * nvtxDomainDestroy, as NVTX allows the tool).
  */
 #include "internal.h"
 
@@ -63,14 +63,12 @@ static uint32_t domain_id(nvtxDomainHandle_t d)
 	return dom ? cl_intern(dom->name, dom->len) : 0;
 }
 
-static uint32_t intern_wide(const wchar_t *w)
+/* @w as UTF-8 in @buf (cut short at @cap); returns the length. */
+static size_t utf8_of_wide(const wchar_t *w, char *buf, size_t cap)
 {
-	char buf[1024];
 	size_t n = 0;
 
-	if (!w)
-		return 0;
-	for (; *w && n + 4 < sizeof(buf); w++) {
+	for (; *w && n + 4 < cap; w++) {
 		uint32_t c = (uint32_t)*w;
 		if (c < 0x80) {
 			buf[n++] = (char)c;
@@ -90,12 +88,56 @@ static uint32_t intern_wide(const wchar_t *w)
 			buf[n++] = '?';
 		}
 	}
-	return cl_intern(buf, n);
+	return n;
+}
+
+static uint32_t intern_wide(const wchar_t *w)
+{
+	char buf[1024];
+
+	if (!w)
+		return 0;
+	return cl_intern(buf, utf8_of_wide(w, buf, sizeof(buf)));
 }
 
 static uint32_t intern_ascii(const char *s)
 {
 	return s ? cl_intern(s, strlen(s)) : 0;
+}
+
+/*
+ * A registered string: the handle points at its own copy, interned on
+ * every use (a cache hit), so that a forked child's stream defines it too.
+ */
+struct cl_regstr {
+	uint32_t len;
+	char s[];
+};
+
+static uint32_t intern_registered(nvtxStringHandle_t h)
+{
+	const struct cl_regstr *r = (const void *)h;
+
+	return r ? cl_intern(r->s, r->len) : 0;
+}
+
+static nvtxStringHandle_t register_string(const char *s, size_t len)
+{
+	struct cl_regstr *r;
+	int guard = cl_guard_depth;
+
+	if (!len)
+		return NULL;
+	cl_guard_depth = 1;
+	r = malloc(sizeof(*r) + len + 1);   /* lives as long as the process */
+	cl_guard_depth = guard;
+	if (!r)
+		return NULL;
+	r->len = (uint32_t)len;
+	memcpy(r->s, s, len);
+	r->s[len] = 0;
+	cl_intern(r->s, len);
+	return (nvtxStringHandle_t)(void *)r;
 }
 
 static void parse_attr(const nvtxEventAttributes_t *a, struct ev *e)
@@ -144,7 +186,7 @@ static void parse_attr(const nvtxEventAttributes_t *a, struct ev *e)
 		e->name_id = intern_wide(a->message.unicode);
 		break;
 	case NVTX_MESSAGE_TYPE_REGISTERED:
-		e->name_id = (uint32_t)(uintptr_t)a->message.registered;
+		e->name_id = intern_registered(a->message.registered);
 		break;
 	default:
 		break;
@@ -492,13 +534,19 @@ static void name_os_thread_w(uint32_t tid, const wchar_t *name)
 static nvtxStringHandle_t register_string_a(nvtxDomainHandle_t d, const char *s)
 {
 	(void)d;
-	return (nvtxStringHandle_t)(uintptr_t)intern_ascii(s);
+	return s ? register_string(s, strlen(s)) : NULL;
 }
 
 static nvtxStringHandle_t register_string_w(nvtxDomainHandle_t d, const wchar_t *s)
 {
+	char buf[1024];
+	size_t n;
+
 	(void)d;
-	return (nvtxStringHandle_t)(uintptr_t)intern_wide(s);
+	if (!s)
+		return NULL;
+	n = utf8_of_wide(s, buf, sizeof(buf));
+	return register_string(buf, n);
 }
 
 static nvtxDomainHandle_t domain_create(const char *name, size_t len)

@@ -275,6 +275,29 @@ CL_EXPORT int close(int fd)
 	return real(fd);
 }
 
+/* dup2()/dup3() onto the part file's descriptor: the part file moves first. */
+CL_EXPORT int dup2(int oldfd, int newfd)
+{
+	static int (*real)(int, int);
+
+	RESOLVE(real, "dup2");
+	if (newfd >= 0 && !cl_guard_depth &&
+	    newfd == atomic_load_explicit(&cl_part_fd, memory_order_relaxed))
+		cl_part_fd_move(newfd);
+	return real(oldfd, newfd);
+}
+
+CL_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	static int (*real)(int, int, int);
+
+	RESOLVE(real, "dup3");
+	if (newfd >= 0 && !cl_guard_depth &&
+	    newfd == atomic_load_explicit(&cl_part_fd, memory_order_relaxed))
+		cl_part_fd_move(newfd);
+	return real(oldfd, newfd, flags);
+}
+
 /* ---- locks: time only the contended case ---- */
 
 #define WRAP_LOCK(name, tryname, func, type)                                    \

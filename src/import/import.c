@@ -1,16 +1,128 @@
 /*
  * import.c - format detection and dispatch.
+ *
+ * The format is told by content: the report magic "GPUSCOPE", the SQLite
+ * header "SQLite format 3\0", the gzip magic 1f 8b (a compressed Kineto
+ * trace), or JSON text whose first non-blank byte is '{' or '['.
  */
 #include "import.h"
+#include "import_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+int import_sniff_sqlite(const unsigned char *p, size_t n)
+{
+	return n >= 16 && !memcmp(p, "SQLite format 3", 16);
+}
+
+int import_sniff_json(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+		i = 3; /* UTF-8 byte-order mark */
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+		i++;
+	return i < n && (p[i] == '{' || p[i] == '[');
+}
+
+void import_count_events(struct model *m)
+{
+	m->events = m->nvtx.n + m->marks.n + m->names.n + m->osrt.n + m->cpu.n + m->api.n +
+		    m->kernels.n + m->memcpys.n + m->memsets.n + m->syncs.n + m->memory.n +
+		    m->metrics.n + m->captures.n + m->devices.n;
+}
+
+struct range_ref {
+	uint32_t pid, tid;
+	uint64_t start, end;
+	size_t idx;
+};
+
+static int cmp_range_ref(const void *a, const void *b)
+{
+	const struct range_ref *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1; /* the enclosing range first */
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+void import_nvtx_levels(struct model *m)
+{
+	struct range_ref *refs;
+	uint64_t *stack = NULL;
+	size_t n = 0, depth = 0, alloc = 0;
+
+	if (!m->nvtx.n)
+		return;
+	refs = xmalloc(m->nvtx.n * sizeof(*refs));
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		const struct trace_nvtx_range *r = &m->nvtx.v[i];
+		if (!r->tid || r->kind != TRACE_NVTX_PUSHPOP)
+			continue;
+		refs[n].pid = r->pid;
+		refs[n].tid = r->tid;
+		refs[n].start = r->start;
+		refs[n].end = r->end;
+		refs[n++].idx = i;
+	}
+	qsort(refs, n, sizeof(*refs), cmp_range_ref);
+	for (size_t i = 0; i < n; i++) {
+		if (i && (refs[i].pid != refs[i - 1].pid || refs[i].tid != refs[i - 1].tid))
+			depth = 0;
+		while (depth && stack[depth - 1] <= refs[i].start)
+			depth--;
+		m->nvtx.v[refs[i].idx].level = (uint16_t)(depth > 0xffff ? 0xffff : depth);
+		ALLOC_GROW(stack, depth + 1, alloc);
+		stack[depth++] = refs[i].end;
+	}
+	free(stack);
+	free(refs);
+}
+
+/* The first bytes of @path, decompressed when it is gzip; -1 on I/O error. */
+static ssize_t read_head(const char *path, unsigned char *buf, size_t len, int *gzip)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len);
+	close(fd);
+	if (n < 0)
+		return -1;
+	*gzip = n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
+	if (*gzip) {
+		gzFile gz = gzopen(path, "rb");
+		if (!gz)
+			return -1;
+		n = gzread(gz, buf, (unsigned)len);
+		gzclose(gz);
+		if (n < 0)
+			n = 0; /* damaged: the importer says so with its own message */
+	}
+	return n;
+}
 
 int load_input(struct model *m, const char *path)
 {
+	unsigned char head[64];
 	struct stat st;
-	int is_report;
+	ssize_t n;
+	int is_report, gzip = 0;
 
 	if (stat(path, &st) < 0)
 		return error("cannot open '%s': %s", path, strerror(errno));
@@ -21,6 +133,16 @@ int load_input(struct model *m, const char *path)
 		return error("cannot open '%s': %s", path, strerror(errno));
 	if (is_report)
 		return model_load_report(m, path);
+	n = read_head(path, head, sizeof(head), &gzip);
+	if (n < 0)
+		return error("cannot read '%s': %s", path, strerror(errno));
+	if (import_sniff_sqlite(head, (size_t)n))
+		return nsys_load(m, path);
+	if (import_sniff_json(head, (size_t)n))
+		return kineto_load(m, path);
+	if (gzip)
+		return error("'%s' is gzip-compressed but holds no JSON trace%s", path,
+			     n == 0 ? " (the gzip stream is damaged)" : "");
 	return error("'%s' is not a gpuscope report, Kineto JSON trace or nsys SQLite export",
 		     path);
 }

@@ -106,6 +106,14 @@ struct loader {
 	MODEL_TABLE(uint32_t) warn_streams;
 	MODEL_TABLE(struct trace_process) proc_ev;
 	MODEL_TABLE(uint32_t) proc_streams;
+	const struct model_sink *sink;
+	uint64_t sunk_min, sunk_max;   /* span of the rows handed to the sink */
+	unsigned sunk_has;             /* MODEL_HAS_* of the rows handed to the sink */
+};
+
+/* The string map a sink sees is the loader itself. */
+struct model_strmap {
+	struct loader l;
 };
 
 static struct stream_state *stream_get(struct loader *l, uint32_t stream)
@@ -163,6 +171,52 @@ static void define_string(struct loader *l, struct stream_state *st, const void 
 		memcpy(&m->table.v[m->table.n++], rec, sizeof(T));           \
 	} while (0)
 
+static uint32_t map_id(const struct stream_state *st, uint32_t id)
+{
+	if (id == 0)
+		return 0;
+	if (id < st->map_n && st->map[id] != UINT32_MAX)
+		return st->map[id];
+	return 0;
+}
+
+static const unsigned sink_has[TRACE_EV__COUNT] = {
+	[TRACE_EV_NVTX_RANGE] = MODEL_HAS_NVTX,
+	[TRACE_EV_OSRT] = MODEL_HAS_OSRT,
+	[TRACE_EV_API] = MODEL_HAS_CUDA | MODEL_HAS_API,
+	[TRACE_EV_KERNEL] = MODEL_HAS_CUDA,
+	[TRACE_EV_MEMCPY] = MODEL_HAS_CUDA,
+	[TRACE_EV_MEMSET] = MODEL_HAS_CUDA,
+	[TRACE_EV_SYNC] = MODEL_HAS_SYNC,
+};
+
+/* Hand a row to the sink; the record types a sink may take start with start, end. */
+static void sink_row(struct loader *l, uint32_t stream, unsigned type, const void *rec)
+{
+	uint64_t se[2];
+
+	if (type < TRACE_EV__COUNT && sink_has[type]) {
+		memcpy(se, rec, sizeof(se));
+		if (se[0] && (!l->sunk_min || se[0] < l->sunk_min))
+			l->sunk_min = se[0];
+		if (se[1] > l->sunk_max)
+			l->sunk_max = se[1];
+		if (se[0] > l->sunk_max)
+			l->sunk_max = se[0];
+		l->sunk_has |= sink_has[type];
+	}
+	l->sink->row(l->sink->ctx, stream, type, rec);
+}
+
+uint32_t model_strmap_id(const struct model_strmap *map, uint32_t stream, uint32_t local_id)
+{
+	const struct loader *l = &map->l;
+
+	if (stream >= l->nr_streams)
+		return 0;
+	return map_id(&l->streams[stream], local_id);
+}
+
 static void load_entry(struct loader *l, uint32_t stream, unsigned type, const void *rec,
 		       size_t size)
 {
@@ -172,6 +226,10 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 	if (!st)
 		return;
 	m->events++;
+	if (l->sink && type < 32 && (l->sink->types & (1u << type))) {
+		sink_row(l, stream, type, rec);
+		return;
+	}
 	switch (type) {
 	case TRACE_EV_STRING:
 		m->events--;
@@ -231,14 +289,6 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 	}
 }
 
-static uint32_t map_id(const struct stream_state *st, uint32_t id)
-{
-	if (id == 0)
-		return 0;
-	if (id < st->map_n && st->map[id] != UINT32_MAX)
-		return st->map[id];
-	return 0;
-}
 
 /* Remap the string fields of rows [from, to) of @type using stream @st. */
 static void remap_rows(struct loader *l, unsigned type, size_t from, size_t to,
@@ -426,6 +476,11 @@ static void loader_release(struct loader *l)
 
 int model_load_report(struct model *m, const char *path)
 {
+	return model_load_report_sink(m, path, NULL);
+}
+
+int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink)
+{
 	struct trace_reader r;
 	struct trace_chunk c;
 	struct loader l;
@@ -436,6 +491,7 @@ int model_load_report(struct model *m, const char *path)
 		return -1;
 	memset(&l, 0, sizeof(l));
 	l.m = m;
+	l.sink = sink;
 	free(m->path);
 	m->path = xstrdup(path);
 	m->format = "gpuscope";
@@ -457,6 +513,8 @@ int model_load_report(struct model *m, const char *path)
 			load_entry(&l, c.hdr.stream, type, rec, size);
 		if (e < 0)
 			bad_entries++;
+		if (sink && sink->progress)
+			sink->progress(sink->ctx, r.offset, r.file_size);
 	}
 	if (ret < 0) {
 		loader_release(&l);
@@ -480,9 +538,18 @@ int model_load_report(struct model *m, const char *path)
 	if (r.chunks_unknown)
 		model_warn(m, "report '%s': skipped %llu chunks of types this version does not know",
 			   path, (unsigned long long)r.chunks_unknown);
-	loader_release(&l);
+	if (sink && sink->strings)
+		sink->strings(sink->ctx, (const struct model_strmap *)&l);
 	trace_reader_close(&r);
 	model_finish(m);
+	if (sink) {
+		m->has |= l.sunk_has;
+		if (l.sunk_min && (!m->t_min || l.sunk_min < m->t_min))
+			m->t_min = l.sunk_min;
+		if (l.sunk_max > m->t_max)
+			m->t_max = l.sunk_max;
+	}
+	loader_release(&l);
 	return 0;
 }
 

@@ -113,6 +113,29 @@ void model_warn(struct model *m, const char *fmt, ...) __attribute__((format(pri
  */
 int model_load_report(struct model *m, const char *path);
 
+/*
+ * Lean loading (for consumers that summarise rows as they pass, such as
+ * `stats`): rows of the types in sink->types are handed to sink->row() and
+ * not stored.  Their string ids are still stream-local (the string may be
+ * defined later in the stream): sink->strings() is called once at the end
+ * with a map that turns (stream, local id) into a model string id.  Rows
+ * handed to the sink count in m->events, m->has and the span t_min/t_max
+ * (a later model_finish() or model_clip() forgets their span).
+ * sink->progress (optional) is called after each chunk with bytes read and
+ * the file size.
+ */
+struct model_strmap;
+struct model_sink {
+	unsigned types;            /* bits 1u << TRACE_EV_*; only record types with times */
+	void *ctx;
+	void (*row)(void *ctx, uint32_t stream, unsigned type, const void *rec);
+	void (*strings)(void *ctx, const struct model_strmap *map);
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+};
+uint32_t model_strmap_id(const struct model_strmap *map, uint32_t stream, uint32_t local_id);
+/* model_load_report() with a sink (NULL = store everything). */
+int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink);
+
 /* Sort tables, join NVTX start/end pairs, compute the span.  Idempotent. */
 void model_finish(struct model *m);
 

@@ -20,6 +20,7 @@ enum stats_col_type {
 	STATS_PCT,       /* cell.f: percent, 0..100 */
 	STATS_BYTES,     /* cell.f: bytes (may be fractional averages) */
 	STATS_FLOAT,     /* cell.f */
+	STATS_DURF,      /* cell.f: fractional nanoseconds (averages), printed in --timeunit */
 };
 
 struct stats_col {
@@ -34,7 +35,7 @@ union stats_cell {
 	int valid;                 /* see stats_cell_valid() */
 };
 
-#define STATS_MAX_COLS 24
+#define STATS_MAX_COLS 32
 
 struct stats_table {
 	const char *report;        /* "cuda_gpu_kern_sum" */
@@ -46,6 +47,7 @@ struct stats_table {
 	unsigned char *invalid;    /* nrows * ncols flags: 1 = unknown, printed "-" */
 	struct strtab strings;     /* owns the strings of STATS_STR cells */
 	char *empty_reason;        /* set when the report has no rows: why (one line) */
+	char *note;                /* owned; a line said after the rows (what was left out), or NULL */
 };
 
 struct stats_opts {
@@ -53,6 +55,7 @@ struct stats_opts {
 	const char *nvtx;          /* NVTX range name filter (window = its instances), or NULL */
 	const char *nvtx_domain;
 	const char *timeunit;      /* "ns" (default), "us", "ms", "s" */
+	int relative;              /* start/end count from the report's first event (t_min) */
 };
 
 /* The known report names, NULL-terminated; default_set: those run without --report. */
@@ -72,5 +75,52 @@ void stats_table_release(struct stats_table *t);
 
 /* Print @t as "table", "csv" or "json"; 0, or -1 on a write error. */
 int stats_format(FILE *f, const struct stats_table *t, const char *format, const char *timeunit);
+
+/* ---- added by the stats part (additive) ---- */
+
+/* Cell (@r, @c) of @t, and whether it holds a known value (0 = unknown, printed "-"). */
+static inline const union stats_cell *stats_cell_at(const struct stats_table *t, size_t r, size_t c)
+{
+	return &t->cells[r * t->ncols + c];
+}
+static inline int stats_cell_valid(const struct stats_table *t, size_t r, size_t c)
+{
+	return !t->invalid[r * t->ncols + c];
+}
+/* Index of the column named @name, or -1. */
+int stats_col_index(const struct stats_table *t, const char *name);
+
+/*
+ * Column labels follow the time unit: a column of type STATS_DUR/STATS_DURF
+ * is named "... (ns)" in the table; stats_col_label() writes the label for
+ * @timeunit ("Total Time (us)") into @buf and returns it.
+ */
+const char *stats_col_label(const struct stats_col *col, const char *timeunit, char *buf,
+			    size_t n);
+/* Is @unit one of "ns", "us", "ms", "s"? */
+int stats_timeunit_valid(const char *unit);
+
+/*
+ * stats_run_report - load the gpuscope report @path and compute the @n
+ * reports @names into @out (n tables, initialised here), holding as little
+ * as it can: rows that only streaming reports need (API calls, kernels,
+ * copies, sets, OS runtime calls) are summarised while they load instead of
+ * being stored, when every requested report allows it and @o has no window
+ * or NVTX filter; otherwise the whole model is loaded.  @progress, when not
+ * NULL, is called now and then with bytes done and total.  Returns 0, or -1
+ * after error() (unreadable report, unknown report name).
+ */
+int stats_run_report(const char *path, const char *const *names, size_t n,
+		     const struct stats_opts *o, struct stats_table *out,
+		     void (*progress)(void *ctx, uint64_t done, uint64_t total), void *ctx);
+
+/*
+ * stats_print_warnings - say on stderr what the input lost or could not
+ * read: the model's warnings and its drop counts (nothing is lost silently).
+ */
+void stats_print_warnings(const struct model *m);
+
+/* Can @report be computed while rows stream past (see stats_run_report)? */
+int stats_report_streams(const char *report);
 
 #endif

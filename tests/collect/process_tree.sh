@@ -12,6 +12,9 @@ check() { # REPORT PROCS CHILD_MARK
 }
 profile -o fork -- "$GS_TARGET" fork;          expect_eq "$rc" 0 "fork status"
 check fork.gpuscope 2 child
+# strings and domains made before fork() are defined in the child's stream too
+expect_eq "$(ndump fork.gpuscope nvtx_mark 'name="registered before fork" domain="forkdomain"')" 1 \
+  "the child's mark with a string registered before fork"
 profile -o forkexec -- "$GS_TARGET" forkexec;  expect_eq "$rc" 0 "forkexec status"
 check forkexec.gpuscope 2 exec-child
 profile -o spawn -- "$GS_TARGET" spawn;        expect_eq "$rc" 0 "spawn status"

@@ -18,6 +18,8 @@
  * osrt                          nanosleep 40 ms x3 and 100 us x20
  * names                         threads named from inside, from outside and by NVTX
  * nvtx-api                      every NVTX call variant, for the dump test
+ * fds                           close every descriptor >= 3, dup2 /dev/null onto all of them,
+ *                               mark "fd" 50 times 2 ms apart, close them all again
  * clock                         a mark "c" every 1 ms for 400 ms, payload = CLOCK_MONOTONIC ns read just before
  */
 #include <errno.h>
@@ -272,8 +274,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "to stderr\n");
 		return 0;
 	} else if (!strcmp(mode, "fork")) {
-		pid_t pid = fork();
+		nvtxDomainHandle_t d = nvtxDomainCreateA("forkdomain");
+		nvtxStringHandle_t reg = nvtxDomainRegisterStringA(d, "registered before fork");
+		pid_t pid;
+		nvtxMarkA("before fork");
+		pid = fork();
 		if (pid == 0) {
+			nvtxEventAttributes_t a = { 0 };
+			a.version = NVTX_VERSION;
+			a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+			a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+			a.message.registered = reg;
+			nvtxDomainMarkEx(d, &a);
 			child_mark();
 			exit(0);
 		}
@@ -346,6 +358,21 @@ int main(int argc, char **argv)
 		pthread_join(a, NULL);
 		pthread_join(outside_th, NULL);
 		pthread_join(c, NULL);
+		return 0;
+	} else if (!strcmp(mode, "fds")) {
+		int null;
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		null = open("/dev/null", O_WRONLY);
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != null)
+				dup2(null, fd);
+		for (int i = 0; i < 50; i++) {
+			nvtxMarkA("fd");
+			sleep_ns(2000000);
+		}
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
 		return 0;
 	} else if (!strcmp(mode, "clock")) {
 		struct timespec t0, t;
