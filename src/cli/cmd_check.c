@@ -16,7 +16,11 @@ static const char check_usage[] =
 	"gpuscope check --baseline BASE [--max-regress PCT] [--metric M[,M...]] [--step RANGE] "
 	"[--dir DIR] [--format text|json] REPORT...";
 
-static const char *const default_metrics[] = { "step_time_s", "gpu_busy", NULL };
+/*
+ * By default a run is judged by its time per step (its wall time when no
+ * steps are known).  GPU busy is no default: a faster kernel lowers it.
+ */
+static const char *const default_metrics[] = { "step_time_s", NULL };
 
 static const char *metric_alias(const char *m)
 {
@@ -185,8 +189,13 @@ int cmd_check(int argc, char **argv)
 	else
 		printf("%-34s %14s %14s %10s  %s\n", "metric", "baseline", "now", "change", "result");
 	for (size_t i = 0, shown = 0; i < nkeys; i++) {
-		const struct run_metric *b = run_metric_find(&before, keys[i]);
-		const struct run_metric *a = run_metric_find(&after, keys[i]);
+		const struct run_metric *b, *a;
+
+		if (!explicit_metrics && !strcmp(keys[i], "step_time_s") &&
+		    (!run_metric_find(&before, keys[i]) || !run_metric_find(&after, keys[i])))
+			keys[i] = "wall_s"; /* no steps on one side: judge the whole run */
+		b = run_metric_find(&before, keys[i]);
+		a = run_metric_find(&after, keys[i]);
 		char v1[48], v2[48], ch[32];
 		double by = 0;
 		int bad;

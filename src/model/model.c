@@ -3,6 +3,7 @@
  */
 #include "model.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -357,6 +358,7 @@ static int cmp_u64(uint64_t a, uint64_t b)
 struct end_key {
 	uint64_t key;
 	size_t idx;
+	int used;
 };
 
 static int cmp_end_key(const void *a, const void *b)
@@ -379,6 +381,7 @@ static void join_nvtx_ends(struct loader *l)
 	for (size_t i = 0; i < l->ends.n; i++) {
 		keys[nk].key = ((uint64_t)l->end_streams.v[i] << 44) ^ l->ends.v[i].range_id;
 		keys[nk].idx = i;
+		keys[nk].used = 0;
 		nk++;
 	}
 	qsort(keys, nk, sizeof(*keys), cmp_end_key);
@@ -395,14 +398,21 @@ static void join_nvtx_ends(struct loader *l)
 		probe.key = ((uint64_t)stream << 44) ^ r->range_id;
 		hit = bsearch(&probe, keys, nk, sizeof(*keys), cmp_end_key);
 		if (hit) {
+			/* several ends may share a key: take the first unused one */
+			while (hit > keys && hit[-1].key == probe.key)
+				hit--;
+			while (hit < keys + nk && hit->key == probe.key && hit->used)
+				hit++;
+		}
+		if (hit && hit < keys + nk && hit->key == probe.key) {
 			const struct trace_nvtx_end *e = &l->ends.v[hit->idx];
 			r->end = e->end;
 			r->end_tid = e->tid;
-			hit->key = UINT64_MAX; /* used; a second start with the same id stays open */
+			hit->used = 1; /* a second start with the same id takes the next end */
 		}
 	}
 	for (size_t i = 0; i < nk; i++)
-		if (keys[i].key != UINT64_MAX)
+		if (!keys[i].used)
 			m->nvtx_orphan_ends++;
 	free(keys);
 }
@@ -479,12 +489,163 @@ int model_load_report(struct model *m, const char *path)
 	return model_load_report_sink(m, path, NULL);
 }
 
+/*
+ * Read-ahead: for a big report, one thread reads, checks and decompresses
+ * chunks (trace_reader_next) while the caller's thread loads the previous
+ * ones, so the two halves of the work use two cores.  Chunks are copied into
+ * a ring of PREFETCH_SLOTS buffers; a slot is reused only after the loader
+ * is done with it.
+ */
+#define PREFETCH_SLOTS 4
+#define PREFETCH_MIN_FILE (1u << 20)
+
+struct prefetch_slot {
+	struct trace_chunk_header hdr;
+	unsigned char *data;
+	size_t len, cap;
+	uint64_t offset, file_size;
+};
+
+struct prefetch {
+	struct trace_reader *r;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct prefetch_slot slot[PREFETCH_SLOTS];
+	uint64_t head, tail;       /* chunks produced, chunks released */
+	int done, ret;             /* reader finished, with trace_reader_next's last return */
+	int stop;                  /* the loader gives up */
+};
+
+static void *prefetch_main(void *arg)
+{
+	struct prefetch *p = arg;
+	struct trace_chunk c;
+
+	for (;;) {
+		struct prefetch_slot *s;
+		int ret;
+
+		pthread_mutex_lock(&p->mu);
+		while (p->head - p->tail == PREFETCH_SLOTS && !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->stop) {
+			p->done = 1;
+			pthread_cond_broadcast(&p->cv);
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		pthread_mutex_unlock(&p->mu);
+		ret = trace_reader_next(p->r, &c);
+		if (ret <= 0) {
+			pthread_mutex_lock(&p->mu);
+			p->done = 1;
+			p->ret = ret;
+			pthread_cond_broadcast(&p->cv);
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		/* the slot at head is free: the loader releases slots below head only */
+		s = &p->slot[p->head % PREFETCH_SLOTS];
+		if (c.len > s->cap) {
+			free(s->data);
+			s->data = xmalloc(c.len);
+			s->cap = c.len;
+		}
+		if (c.len)
+			memcpy(s->data, c.data, c.len);
+		s->len = c.len;
+		s->hdr = c.hdr;
+		s->offset = p->r->offset;
+		s->file_size = p->r->file_size;
+		pthread_mutex_lock(&p->mu);
+		p->head++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+/* The next chunk in @s (valid until prefetch_release); 1, 0 at the end, -1 on error. */
+static int prefetch_next(struct prefetch *p, struct prefetch_slot **s)
+{
+	int ret;
+
+	pthread_mutex_lock(&p->mu);
+	while (p->tail == p->head && !p->done)
+		pthread_cond_wait(&p->cv, &p->mu);
+	if (p->tail == p->head) {
+		ret = p->ret;
+	} else {
+		*s = &p->slot[p->tail % PREFETCH_SLOTS];
+		ret = 1;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return ret;
+}
+
+static void prefetch_release(struct prefetch *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->tail++;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int prefetch_start(struct prefetch *p, struct trace_reader *r)
+{
+	memset(p, 0, sizeof(*p));
+	p->r = r;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, prefetch_main, p)) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		return -1; /* no thread: the caller reads by itself */
+	}
+	return 0;
+}
+
+static void prefetch_finish(struct prefetch *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	for (int i = 0; i < PREFETCH_SLOTS; i++)
+		free(p->slot[i].data);
+}
+
+/* One chunk's entries into the loader. */
+static int load_chunk(struct loader *l, const struct trace_chunk_header *hdr,
+		      const unsigned char *data, size_t len)
+{
+	unsigned char scratch[512];
+	size_t pos = 0, size;
+	unsigned type;
+	const void *rec;
+	int e;
+
+	if (hdr->type == TRACE_CHUNK_STREAM_END) {
+		struct stream_state *st = stream_get(l, hdr->stream);
+		if (st)
+			st->seen = 2;
+		return 0;
+	}
+	while ((e = trace_entry_next(data, len, &pos, &type, &rec, &size, scratch,
+				     sizeof(scratch))) > 0)
+		load_entry(l, hdr->stream, type, rec, size);
+	return e < 0 ? -1 : 0;
+}
+
 int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink)
 {
 	struct trace_reader r;
 	struct trace_chunk c;
 	struct loader l;
-	unsigned char scratch[512];
+	struct prefetch pf;
 	int ret, bad_entries = 0;
 
 	if (trace_reader_open(&r, path) < 0)
@@ -495,26 +656,23 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 	free(m->path);
 	m->path = xstrdup(path);
 	m->format = "gpuscope";
-	while ((ret = trace_reader_next(&r, &c)) > 0) {
-		size_t pos = 0;
-		unsigned type;
-		const void *rec;
-		size_t size;
-		int e;
-
-		if (c.hdr.type == TRACE_CHUNK_STREAM_END) {
-			struct stream_state *st = stream_get(&l, c.hdr.stream);
-			if (st)
-				st->seen = 2;
-			continue;
+	if (r.file_size >= PREFETCH_MIN_FILE && prefetch_start(&pf, &r) == 0) {
+		struct prefetch_slot *slot = NULL;
+		while ((ret = prefetch_next(&pf, &slot)) > 0) {
+			if (load_chunk(&l, &slot->hdr, slot->data, slot->len) < 0)
+				bad_entries++;
+			if (sink && sink->progress)
+				sink->progress(sink->ctx, slot->offset, slot->file_size);
+			prefetch_release(&pf);
 		}
-		while ((e = trace_entry_next(c.data, c.len, &pos, &type, &rec, &size, scratch,
-					     sizeof(scratch))) > 0)
-			load_entry(&l, c.hdr.stream, type, rec, size);
-		if (e < 0)
-			bad_entries++;
-		if (sink && sink->progress)
-			sink->progress(sink->ctx, r.offset, r.file_size);
+		prefetch_finish(&pf);
+	} else {
+		while ((ret = trace_reader_next(&r, &c)) > 0) {
+			if (load_chunk(&l, &c.hdr, c.data, c.len) < 0)
+				bad_entries++;
+			if (sink && sink->progress)
+				sink->progress(sink->ctx, r.offset, r.file_size);
+		}
 	}
 	if (ret < 0) {
 		loader_release(&l);
@@ -580,7 +738,12 @@ static int cmp_thread(const void *pa, const void *pb)
 {
 	const struct model_thread *a = pa, *b = pb;
 	int c = cmp_u64(a->pid, b->pid);
-	return c ? c : cmp_u64(a->tid, b->tid);
+
+	if (!c)
+		c = cmp_u64(a->tid, b->tid);
+	if (!c) /* in time order, so that the latest name wins */
+		c = cmp_u64(a->first, b->first);
+	return c ? c : cmp_u64(a->name_id, b->name_id);
 }
 
 /* Sort only when needed: collectors mostly write in order already. */
@@ -631,7 +794,7 @@ static void merge_threads(struct model *m)
 			if (t->last > o->last)
 				o->last = t->last;
 			if (t->name_id)
-				o->name_id = t->name_id; /* a later name wins; sorted stably enough */
+				o->name_id = t->name_id; /* rows are in time order: the latest name wins */
 			continue;
 		}
 		m->threads.v[out++] = *t;

@@ -15,6 +15,7 @@
 struct lean {
 	struct stats_acc *accs;
 	size_t n;
+	struct stats_acc **by_type[TRACE_EV__COUNT]; /* NULL-terminated lists */
 	unsigned sunk;             /* row types handed to the accumulators */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *pctx;
@@ -23,11 +24,10 @@ struct lean {
 static void lean_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
 {
 	struct lean *l = ctx;
-	unsigned bit = 1u << type;
+	struct stats_acc **a = type < TRACE_EV__COUNT ? l->by_type[type] : NULL;
 
-	for (size_t i = 0; i < l->n; i++)
-		if (l->accs[i].def && (l->accs[i].def->types & bit))
-			l->accs[i].def->add(&l->accs[i], stream, type, rec);
+	for (; a && *a; a++)
+		(*a)->def->add(*a, stream, type, rec);
 }
 
 static void lean_strings(void *ctx, const struct model_strmap *map)
@@ -107,6 +107,13 @@ int stats_run_report(const char *path, const char *const *names, size_t n,
 		if (d->add && l.sunk && (d->types & l.sunk) == d->types)
 			l.accs[i].def = d;
 	}
+	for (unsigned type = 0; type < TRACE_EV__COUNT; type++) {
+		size_t k = 0;
+		l.by_type[type] = xcalloc(n + 1, sizeof(*l.by_type[type]));
+		for (size_t i = 0; i < n; i++)
+			if (l.accs[i].def && (l.accs[i].def->types & (1u << type)))
+				l.by_type[type][k++] = &l.accs[i];
+	}
 	sink.types = l.sunk;
 	sink.ctx = &l;
 	sink.row = lean_row;
@@ -135,6 +142,8 @@ int stats_run_report(const char *path, const char *const *names, size_t n,
 out:
 	for (size_t i = 0; i < n; i++)
 		stats_acc_release(&l.accs[i]);
+	for (unsigned type = 0; type < TRACE_EV__COUNT; type++)
+		free(l.by_type[type]);
 	free(l.accs);
 	model_release(&m);
 	return ret;

@@ -116,13 +116,12 @@ size_t st_row(struct stats_table *t)
 	size_t r = t->nrows;
 
 	if (r + 1 > t->alloc) {
-		size_t alloc = t->alloc;
-		ALLOC_GROW(t->cells, (r + 1) * t->ncols, alloc);
-		alloc = t->alloc;
-		ALLOC_GROW(t->invalid, (r + 1) * t->ncols, alloc);
-		t->alloc = t->ncols ? alloc / t->ncols : r + 1;
-		if (t->alloc < r + 1)
-			t->alloc = r + 1;
+		/* t->alloc counts rows; cells and flags hold ncols per row */
+		size_t rows = alloc_nr(t->alloc);
+		size_t ncols = t->ncols ? t->ncols : 1;
+		t->cells = xrealloc(t->cells, rows * ncols * sizeof(*t->cells));
+		t->invalid = xrealloc(t->invalid, rows * ncols);
+		t->alloc = rows;
 	}
 	memset(&t->cells[r * t->ncols], 0, t->ncols * sizeof(*t->cells));
 	memset(&t->invalid[r * t->ncols], 1, t->ncols);
@@ -199,8 +198,14 @@ int stats_col_index(const struct stats_table *t, const char *name)
 void st_no_data(struct stats_table *t, const struct model *m, unsigned has_bit,
 		const char *what, int filtered)
 {
-	if (!(m->has & has_bit))
-		st_empty(t, "%s: %s were not recorded in this report", t->report, what);
+	int gpuscope = !m->format || !strcmp(m->format, "gpuscope");
+
+	if (!(m->has & has_bit) && !gpuscope)
+		/* importers set m->has to what their format can hold */
+		st_empty(t, "%s: %s are not recorded in a %s input", t->report, what, m->format);
+	else if (!(m->has & has_bit))
+		/* a gpuscope report does not say what was traced: only that none is there */
+		st_empty(t, "%s: no %s were recorded in this report", t->report, what);
 	else if (filtered)
 		st_empty(t, "%s: no %s in the selected time range", t->report, what);
 	else
@@ -217,11 +222,24 @@ static void swap_u64(uint64_t *a, uint64_t *b)
 }
 
 /* Reorder v[0..n) so that v[k] is the value of rank k (Hoare's selection). */
+static int cmp_u64_asc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
 static void select_k(uint64_t *v, size_t n, size_t k)
 {
-	size_t lo = 0, hi = n - 1;
+	size_t lo = 0, hi = n - 1, rounds = 0, limit = 16;
 
+	for (size_t m = n; m; m >>= 1)
+		limit += 2;
 	while (hi > lo) {
+		if (++rounds > limit) {
+			/* an input that defeats the pivot choice: sort what is left */
+			qsort(v + lo, hi - lo + 1, sizeof(*v), cmp_u64_asc);
+			return;
+		}
 		size_t mid = lo + (hi - lo) / 2, i, j;
 		uint64_t pivot;
 
@@ -327,21 +345,34 @@ void st_summary_row(struct stats_table *t, size_t r, size_t c0, const struct sum
 
 /* ---- groups ---- */
 
-static uint64_t key_hash(const uint32_t *key)
+static inline uint64_t key_word(const uint32_t *key, int i)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull;
-
-	for (int i = 0; i < GRP_KEY_WORDS; i++) {
-		h ^= key[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
-	}
-	return h;
+	return (uint64_t)key[2 * i] | (uint64_t)key[2 * i + 1] << 32;
 }
 
+static inline uint64_t key_hash(const uint32_t *key)
+{
+	uint64_t h = key_word(key, 0) * 0x9e3779b97f4a7c15ull;
+
+	h ^= key_word(key, 1) * 0xc2b2ae3d27d4eb4full;
+	h ^= key_word(key, 2) * 0x165667b19e3779f9ull;
+	h ^= key_word(key, 3) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 31);
+}
+
+static inline int key_eq(const uint32_t *a, const uint32_t *b)
+{
+	return key_word(a, 0) == key_word(b, 0) && key_word(a, 1) == key_word(b, 1) &&
+	       key_word(a, 2) == key_word(b, 2) && key_word(a, 3) == key_word(b, 3);
+}
+
+/* Rebuild the slots, at least twice as many as groups (and a power of two). */
 static void grpmap_rehash(struct grpmap *g)
 {
 	size_t n = g->nslots ? g->nslots * 2 : 64;
+
+	while (n < 2 * (g->n + 1))
+		n *= 2;
 
 	free(g->slots);
 	g->slots = xcalloc(n, sizeof(*g->slots));
@@ -363,7 +394,7 @@ struct grp *grpmap_get(struct grpmap *g, const uint32_t *key)
 	s = key_hash(key) & (g->nslots - 1);
 	while (g->slots[s]) {
 		struct grp *x = &g->v[g->slots[s] - 1];
-		if (!memcmp(x->key, key, sizeof(x->key)))
+		if (key_eq(x->key, key))
 			return x;
 		s = (s + 1) & (g->nslots - 1);
 	}
@@ -506,9 +537,51 @@ void stats_filter_release(struct stats_filter *f)
 
 /* ---- running ---- */
 
+static void direct_release(struct stats_acc *a)
+{
+	for (size_t i = 0; i < a->ndirect; i++)
+		free(a->direct[i].v);
+	free(a->direct);
+	a->direct = NULL;
+	a->ndirect = 0;
+}
+
 void stats_acc_release(struct stats_acc *a)
 {
 	grpmap_release(&a->g);
+	direct_release(a);
+}
+
+struct grp *stats_acc_name_group(struct stats_acc *a, uint32_t stream, uint32_t name)
+{
+	uint32_t key[GRP_KEY_WORDS] = { name, stream };
+	/* rows with model ids (STATS_MODEL_IDS) use slot 0, stream s slot s + 1 */
+	size_t slot = stream == STATS_MODEL_IDS ? 0 : (size_t)stream + 1;
+	struct stats_direct *d;
+	struct grp *g;
+
+	if (slot >= STATS_DIRECT_STREAMS || name >= (1u << 24))
+		return grpmap_get(&a->g, key);
+	if (slot < a->ndirect && name < a->direct[slot].n && a->direct[slot].v[name])
+		return &a->g.v[a->direct[slot].v[name] - 1];
+	g = grpmap_get(&a->g, key);
+	if (slot >= a->ndirect) {
+		size_t n = slot + 1;
+		a->direct = xrealloc(a->direct, n * sizeof(*a->direct));
+		memset(a->direct + a->ndirect, 0, (n - a->ndirect) * sizeof(*a->direct));
+		a->ndirect = n;
+	}
+	d = &a->direct[slot];
+	if (name >= d->n) {
+		size_t n = d->n ? d->n : 256;
+		while (n <= name)
+			n *= 2;
+		d->v = xrealloc(d->v, n * sizeof(*d->v));
+		memset(d->v + d->n, 0, (n - d->n) * sizeof(*d->v));
+		d->n = n;
+	}
+	d->v[name] = (uint32_t)(g - a->g.v) + 1;
+	return g;
 }
 
 #define FEED(table, T, evtype)                                                  \
@@ -549,14 +622,18 @@ void stats_acc_resolve(struct stats_acc *a, const struct model_strmap *map)
 			dst->d = src->d;
 			src->d.v = NULL;
 		} else {
-			for (size_t j = 0; j < src->d.n; j++)
-				u64vec_push(&dst->d, src->d.v[j]);
+			ALLOC_GROW(dst->d.v, dst->d.n + src->d.n, dst->d.alloc);
+			memcpy(dst->d.v + dst->d.n, src->d.v, src->d.n * sizeof(*src->d.v));
+			dst->d.n += src->d.n;
+			free(src->d.v);  /* as we go: the peak stays one copy of the values */
+			src->d.v = NULL;
 		}
 		dst->total += src->total;
 		dst->aux += src->aux;
 	}
 	grpmap_release(&a->g);
 	a->g = out;
+	direct_release(a);
 }
 
 int stats_run(const struct model *m, const char *report, const struct stats_opts *o,

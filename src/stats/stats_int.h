@@ -106,7 +106,21 @@ struct stats_acc {
 	const struct stats_report_def *def;
 	struct grpmap g;
 	int filtered;              /* a window or NVTX filter was applied */
+	/*
+	 * Direct index for reports keyed by a name alone: per stream (below
+	 * STATS_DIRECT_STREAMS), group index + 1 by string id; other rows go
+	 * through the hash.  Valid until the groups are sorted or resolved.
+	 */
+	struct stats_direct {
+		uint32_t *v;
+		size_t n;
+	} *direct;
+	size_t ndirect;
 };
+#define STATS_DIRECT_STREAMS 4096
+
+/* The group of key {name, stream} in @a, through the direct index when it can. */
+struct grp *stats_acc_name_group(struct stats_acc *a, uint32_t stream, uint32_t name);
 
 struct stats_report_def {
 	const char *name;

@@ -32,12 +32,19 @@ static const char *name_or(const struct model *m, uint32_t id, const char *unkno
 
 /* ---- cuda_api_sum ---- */
 
+static inline void put_name(struct stats_acc *a, uint32_t stream, uint32_t name, uint64_t v)
+{
+	struct grp *g = stats_acc_name_group(a, stream, name);
+
+	u64vec_push(&g->d, v);
+	g->total += v;
+}
+
 static void api_add(struct stats_acc *a, uint32_t stream, unsigned type, const void *rec)
 {
 	const struct trace_api *r = rec;
-	uint32_t key[GRP_KEY_WORDS] = { r->name_id, stream };
 
-	put(a, key, dur(r->start, r->end));
+	put_name(a, stream, r->name_id, dur(r->start, r->end));
 }
 
 /* Rows of @a: one per group, summary columns then @name_col from key[0]. */
@@ -82,9 +89,8 @@ const struct stats_report_def stats_def_cuda_api_sum = {
 static void kern_add(struct stats_acc *a, uint32_t stream, unsigned type, const void *rec)
 {
 	const struct trace_kernel *r = rec;
-	uint32_t key[GRP_KEY_WORDS] = { r->name_id, stream };
 
-	put(a, key, dur(r->start, r->end));
+	put_name(a, stream, r->name_id, dur(r->start, r->end));
 }
 
 static void kern_table(struct stats_acc *a, const struct model *m, struct stats_table *t)

@@ -132,7 +132,19 @@ static void metric(struct trace_builder *b, uint32_t device, const char *name, u
 	trace_builder_add(b, TRACE_EV_METRIC, &s, sizeof(s));
 }
 
+static int write_fixture(const char *path, int reversed);
+
 int fixture_write(const char *path)
+{
+	return write_fixture(path, 0);
+}
+
+int fixture_write_reversed(const char *path)
+{
+	return write_fixture(path, 1);
+}
+
+static int write_fixture(const char *path, int reversed)
 {
 	struct trace_builder b;
 	struct trace_process p = { 0 };
@@ -143,6 +155,15 @@ int fixture_write(const char *path)
 
 	if (trace_builder_open(&b, path, 0, 0) < 0)
 		return -1;
+	if (reversed) {
+		/* define the names first, in reverse order: every id differs from the plain fixture's */
+		static const char *const names[] = { "cpu_util", "sm_clock_mhz", "gpu_util", "never",
+			"io", "load", "fwd", "step", "C", "B", "A", "cudaDeviceSynchronize",
+			"cudaMemsetAsync", "cudaMemcpy", "cudaMemcpyAsync", "cudaLaunchKernel",
+			"NVIDIA H200", "main", "./fixture", "padding" };
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			trace_builder_str(&b, names[i]);
+	}
 	p.pid = 100;
 	p.ppid = 1;
 	p.start_mono_ns = 400;

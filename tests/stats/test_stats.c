@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *fixture(void)
 {
@@ -181,6 +182,28 @@ static void test_summ_by_hand(void)
 		CHECK_NEAR(s.stddev, 0, 0);
 		CHECK_NEAR(s.med, 42, 0);
 	}
+}
+
+static void test_many_groups(void)
+{
+	/* more groups than the first slot table holds, before and after sorting */
+	struct grpmap g = { 0 };
+
+	for (uint32_t i = 0; i < 5000; i++) {
+		uint32_t key[GRP_KEY_WORDS] = { i % 1000, 0, 0, 0, 0, i / 1000 };
+		struct grp *x = grpmap_get(&g, key);
+		x->total += i;
+		u64vec_push(&x->d, i);
+	}
+	CHECK_EQ_U64(g.n, 5000);
+	grpmap_sort_by_total(&g);
+	CHECK_EQ_U64(g.v[0].total, 4999);
+	for (uint32_t i = 0; i < 5000; i++) {
+		uint32_t key[GRP_KEY_WORDS] = { i % 1000, 0, 0, 0, 0, i / 1000 };
+		CHECK_EQ_U64(grpmap_get(&g, key)->total, i);
+	}
+	CHECK_EQ_U64(g.n, 5000);
+	grpmap_release(&g);
 }
 
 /* ---- each report, each column ---- */
@@ -694,12 +717,20 @@ static void test_empty_and_not_recorded(void)
 		CHECK(stats_run(&m, names[i], NULL, &t) == 0);
 		CHECK_EQ_U64(t.nrows, 0);
 		CHECK(t.empty_reason != NULL);
-		/* one line, naming the report, saying "not recorded" rather than zero */
+		/* one line, naming the report, saying "none recorded" rather than zero */
 		if (t.empty_reason) {
 			CHECK(!strchr(t.empty_reason, '\n'));
 			CHECK(!strncmp(t.empty_reason, names[i], strlen(names[i])));
-			CHECK_CONTAINS(t.empty_reason, "were not recorded");
+			CHECK_CONTAINS(t.empty_reason, "were recorded in this report");
 		}
+		stats_table_release(&t);
+	}
+	/* an imported input whose format cannot hold a kind of data says so */
+	m.format = "kineto";
+	{
+		struct stats_table t;
+		CHECK(stats_run(&m, "osrt_sum", NULL, &t) == 0);
+		CHECK_STR(t.empty_reason, "osrt_sum: OS runtime calls are not recorded in a kineto input");
 		stats_table_release(&t);
 	}
 	model_release(&m);
@@ -801,6 +832,48 @@ static void test_lean_equals_whole(void)
 	free(lean);
 }
 
+static void test_lean_several_streams(void)
+{
+	/* two processes' streams merged: string ids are per stream, groups join by name */
+	char a[512], b[512], merged[512];
+	const char *in[2] = { a, b };
+	const char *const *names = stats_report_names();
+	size_t n = 0;
+	struct stats_table *lean;
+	struct model m;
+
+	snprintf(a, sizeof(a), "%s/s1.gpuscope", gstest_tmpdir());
+	snprintf(b, sizeof(b), "%s/s2.gpuscope", gstest_tmpdir());
+	snprintf(merged, sizeof(merged), "%s/merged.gpuscope", gstest_tmpdir());
+	CHECK(fixture_write(a) == 0);
+	/* the second stream interns its strings in another order */
+	CHECK(fixture_write_reversed(b) == 0);
+	CHECK(trace_merge(merged, in, 2, 0) == 0);
+	while (names[n])
+		n++;
+	lean = xcalloc(n, sizeof(*lean));
+	model_init(&m);
+	CHECK(model_load_report(&m, merged) == 0);
+	CHECK(stats_run_report(merged, (const char *const *)names, n, NULL, lean, NULL, NULL) == 0);
+	for (size_t i = 0; i < n; i++) {
+		struct stats_table whole;
+		CHECK(stats_run(&m, names[i], NULL, &whole) == 0);
+		check_same_table(&lean[i], &whole);
+		if (!strcmp(names[i], "cuda_gpu_kern_sum")) {
+			/* A: 10 20 60 twice; sorted 10 10 20 20 60 60, median (20 + 20) / 2 */
+			size_t r = row_of(&lean[i], "Name", "A", NULL, NULL);
+			double v[] = { 10, 20, 60, 10, 20, 60 };
+			CHECK_EQ_U64(lean[i].nrows, 3);
+			check_summary(&lean[i], r, "Instances", 180.0 / 420 * 100, 180, 6, 30, 20, 10,
+				      60, sd(v, 6), __LINE__);
+		}
+		stats_table_release(&whole);
+		stats_table_release(&lean[i]);
+	}
+	model_release(&m);
+	free(lean);
+}
+
 static void test_lean_strings_defined_late(void)
 {
 	/* a string defined after its first use in the stream, split over chunks */
@@ -827,6 +900,103 @@ static void test_lean_strings_defined_late(void)
 	CHECK_STR(str_at(&t, 0, "Name"), "late_kernel");
 	CHECK_NEAR(num_at(&t, 0, "Total Time (ns)"), 60, 0);
 	CHECK_NEAR(num_at(&t, 0, "Instances"), 2, 0);
+	stats_table_release(&t);
+}
+
+static void test_big_report_read_ahead(void)
+{
+	/* big enough (> 1 MiB on disk) for the loader's read-ahead thread */
+	char path[512];
+	struct trace_builder b;
+	struct trace_kernel k = { 0 };
+	struct stats_table t;
+	struct model m;
+	const char *name = "cuda_gpu_kern_sum";
+	uint64_t sum = 0, seed = 42, sum_loaded = 0;
+	const size_t n = 200000;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/big.gpuscope", gstest_tmpdir());
+	CHECK(trace_builder_open(&b, path, 0, 0) == 0);
+	k.name_id = trace_builder_str(&b, "big_kernel");
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		k.start = 1000 + i * 100000 + (seed >> 40) % 1000;
+		k.end = k.start + (seed >> 20) % 50000;
+		k.correlation = (uint32_t)(seed >> 33);
+		sum += k.end - k.start;
+		trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+	CHECK(stat(path, &st) == 0);
+	CHECK(st.st_size > (1 << 20));
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.kernels.n, n);
+	for (size_t i = 0; i < m.kernels.n; i++)
+		sum_loaded += m.kernels.v[i].end - m.kernels.v[i].start;
+	CHECK_EQ_U64(sum_loaded, sum);
+	CHECK_EQ_U64(m.nr_warnings, 0);
+	model_release(&m);
+	CHECK(stats_run_report(path, &name, 1, NULL, &t, NULL, NULL) == 0);
+	CHECK_EQ_U64(t.nrows, 1);
+	CHECK_NEAR(num_at(&t, 0, "Total Time (ns)"), (double)sum, 0);
+	CHECK_NEAR(num_at(&t, 0, "Instances"), (double)n, 0);
+	stats_table_release(&t);
+	/* truncated: the whole chunks load, with a warning */
+	CHECK(truncate(path, st.st_size * 6 / 10) == 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK(m.kernels.n > n / 3 && m.kernels.n < n * 7 / 10);
+	CHECK(m.truncated);
+	CHECK(m.nr_warnings >= 1);
+	model_release(&m);
+}
+
+struct progress_seen {
+	int calls;
+	uint64_t last_done, total;
+	int backwards;
+};
+
+static void progress_record(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress_seen *p = ctx;
+
+	if (done < p->last_done || done > total)
+		p->backwards = 1;
+	p->calls++;
+	p->last_done = done;
+	p->total = total;
+}
+
+static void test_progress_callback(void)
+{
+	/* the loader reports bytes done after each chunk, ending at the file size */
+	char path[512];
+	struct trace_builder b;
+	struct trace_kernel k = { 0 };
+	struct stats_table t;
+	struct progress_seen p = { 0 };
+	const char *name = "cuda_gpu_kern_sum";
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/chunks.gpuscope", gstest_tmpdir());
+	CHECK(trace_builder_open(&b, path, 0, 0) == 0);
+	k.name_id = trace_builder_str(&b, "k");
+	for (int i = 0; i < 5; i++) {
+		k.start = 100 * (uint64_t)i;
+		k.end = k.start + 10;
+		trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+		CHECK(trace_builder_flush(&b) == 0);
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+	CHECK(stat(path, &st) == 0);
+	CHECK(stats_run_report(path, &name, 1, NULL, &t, progress_record, &p) == 0);
+	CHECK(p.calls >= 5);
+	CHECK(!p.backwards);
+	CHECK_EQ_U64(p.total, (uint64_t)st.st_size);
+	CHECK_EQ_U64(p.last_done, (uint64_t)st.st_size);
 	stats_table_release(&t);
 }
 
@@ -927,6 +1097,16 @@ static void test_format_json(void)
 		     "  {\"Total Time (ms)\": 0.002000, \"Time (%)\": 66.7, \"Name\": \"a\\tb\"},\n"
 		     "  {\"Total Time (ms)\": null, \"Time (%)\": null, \"Name\": null}\n"
 		     " ],\n \"empty\": null, \"note\": null}\n");
+	free(s);
+	stats_table_release(&t);
+	/* no rows: the reason, in one field */
+	st_init(&t, "demo", "Demo");
+	st_col(&t, "Name", STATS_STR);
+	st_empty(&t, "demo: no demos in this report");
+	s = format_to_string(&t, "json", "ns");
+	CHECK_STR(s, "{\"report\": \"demo\", \"title\": \"Demo\", \"timeunit\": \"ns\", "
+		     "\"columns\": [{\"name\": \"Name\", \"type\": \"string\"}],\n"
+		     " \"rows\": [],\n \"empty\": \"demo: no demos in this report\", \"note\": null}\n");
 	free(s);
 	stats_table_release(&t);
 }
@@ -1093,6 +1273,7 @@ static void test_real_reports_consistent(void)
 static const struct gstest tests[] = {
 	GSTEST(test_summ_matches_sort),
 	GSTEST(test_summ_by_hand),
+	GSTEST(test_many_groups),
 	GSTEST(test_cuda_api_sum),
 	GSTEST(test_cuda_gpu_kern_sum),
 	GSTEST(test_cuda_gpu_kern_gb_sum),
@@ -1113,7 +1294,10 @@ static const struct gstest tests[] = {
 	GSTEST(test_unknown_report),
 	GSTEST(test_default_set),
 	GSTEST(test_lean_equals_whole),
+	GSTEST(test_lean_several_streams),
 	GSTEST(test_lean_strings_defined_late),
+	GSTEST(test_big_report_read_ahead),
+	GSTEST(test_progress_callback),
 	GSTEST(test_format_csv),
 	GSTEST(test_format_table),
 	GSTEST(test_format_json),

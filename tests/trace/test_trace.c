@@ -303,6 +303,44 @@ static void test_string_defined_after_use(void)
 	model_release(&m);
 }
 
+static void test_many_startend_ranges_join(void)
+{
+	const char *path = tmp("se.gpuscope");
+	struct trace_builder b;
+	struct model m;
+
+	CHECK(trace_builder_open(&b, path, 1, 0) == 0);
+	/* 100 ranges, started in order, ended in reverse order, from another thread */
+	for (int i = 0; i < 100; i++) {
+		struct trace_nvtx_range r = { 0 };
+		r.start = 1000 + (uint64_t)i;
+		r.pid = 1;
+		r.tid = 1;
+		r.kind = TRACE_NVTX_STARTEND;
+		r.range_id = (uint64_t)(i * 7919 % 1000 + 1);
+		r.name_id = trace_builder_str(&b, "r");
+		trace_builder_add(&b, TRACE_EV_NVTX_RANGE, &r, sizeof(r));
+	}
+	for (int i = 99; i >= 0; i--) {
+		struct trace_nvtx_end e = { 0 };
+		e.range_id = (uint64_t)(i * 7919 % 1000 + 1);
+		e.end = 5000 + (uint64_t)i;
+		e.tid = 2;
+		trace_builder_add(&b, TRACE_EV_NVTX_END, &e, sizeof(e));
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.nvtx.n, 100);
+	CHECK_EQ_U64(m.nvtx_open, 0);
+	CHECK_EQ_U64(m.nvtx_orphan_ends, 0);
+	for (size_t i = 0; i < m.nvtx.n; i++) {
+		CHECK_EQ_U64(m.nvtx.v[i].end - m.nvtx.v[i].start, 4000);
+		CHECK_EQ_U64(m.nvtx.v[i].end_tid, 2);
+	}
+	model_release(&m);
+}
+
 static void test_intervals(void)
 {
 	struct interval_set a = { 0 }, b = { 0 }, g = { 0 };
@@ -352,6 +390,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_unknown_chunks_and_entries_skipped),
 	GSTEST(test_merge_keeps_streams_apart),
 	GSTEST(test_string_defined_after_use),
+	GSTEST(test_many_startend_ranges_join),
 	GSTEST(test_intervals),
 	GSTEST(test_clip),
 	{ 0 },
