@@ -426,6 +426,9 @@ static void skip_warmup(struct az_ctx *c)
 
 	if ((o && (o->start || o->end || o->nvtx)) || c->nsteps_nvtx < 3)
 		return;
+	/* torch.profiler records only its schedule's "active" steps: warm-up is already out */
+	if (c->m->format && !strcmp(c->m->format, "kineto"))
+		return;
 	from = c->steps[1].start;
 	gpu_end = first_step_gpu_end(c, from);
 	if (gpu_end > from)
