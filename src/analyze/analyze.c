@@ -368,17 +368,76 @@ static void find_nvtx_steps(struct az_ctx *c)
  * the first step (lazy initialisation, allocator growth, autotuning) is left
  * out of the analysis, as profilers' warm-up steps are.
  */
+/*
+ * Where the first step's GPU work ends: the latest end of the GPU operations
+ * launched before the second step began (correlation ids grow with time in
+ * each process, so "launched before" is "correlation id at most the largest
+ * one seen before").  0 when the report cannot tell (no API records).
+ */
+static uint64_t first_step_gpu_end(const struct az_ctx *c, uint64_t t1)
+{
+	const struct model *m = c->m;
+	struct { uint32_t pid, max; } ids[64];
+	size_t n = 0;
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < m->api.n && m->api.v[i].start < t1; i++) {
+		const struct trace_api *a = &m->api.v[i];
+		int cls = (int)c->api_class[a->name_id];
+		size_t k;
+		if (!a->correlation || (cls != API_LAUNCH && cls != API_COPY_SYNC && cls != API_COPY_ASYNC))
+			continue;
+		for (k = 0; k < n && ids[k].pid != a->pid; k++)
+			;
+		if (k == n) {
+			if (n == ARRAY_SIZE(ids))
+				continue;
+			ids[n].pid = a->pid;
+			ids[n++].max = 0;
+		}
+		if (a->correlation > ids[k].max)
+			ids[k].max = a->correlation;
+	}
+#define STEP0_END(tab)                                                              \
+	for (size_t i = 0; i < (tab).n; i++)                                         \
+		for (size_t k = 0; k < n; k++)                                       \
+			if ((tab).v[i].pid == ids[k].pid && (tab).v[i].correlation &&  \
+			    (tab).v[i].correlation <= ids[k].max && (tab).v[i].end > end) \
+				end = (tab).v[i].end;
+	STEP0_END(m->kernels)
+	STEP0_END(m->memcpys)
+	STEP0_END(m->memsets)
+#undef STEP0_END
+	return end;
+}
+
+/*
+ * The steady state: with three or more NVTX steps and no window asked for,
+ * the first step (lazy initialisation, allocator growth, autotuning) is left
+ * out of the analysis, as profilers' warm-up steps are.  The window starts
+ * with the second step, or where the first step's GPU work ends if that is
+ * later: when the CPU runs ahead, the GPU finishes the first step long after
+ * the second step's range began on the CPU.
+ */
 static void skip_warmup(struct az_ctx *c)
 {
 	const struct analyze_opts *o = c->o;
+	uint64_t from, gpu_end;
 
 	if ((o && (o->start || o->end || o->nvtx)) || c->nsteps_nvtx < 3)
 		return;
-	if (c->steps[1].start <= c->lo || c->steps[1].start >= c->hi)
+	/* torch.profiler records only its schedule's "active" steps: warm-up is already out */
+	if (c->m->format && !strcmp(c->m->format, "kineto"))
 		return;
-	c->warmup_skipped = c->steps[1].start - c->lo;
+	from = c->steps[1].start;
+	gpu_end = first_step_gpu_end(c, from);
+	if (gpu_end > from)
+		from = gpu_end;
+	if (from <= c->lo || from >= c->hi)
+		return;
+	c->warmup_skipped = from - c->lo;
 	ivset_release(&c->win);
-	ivset_add(&c->win, c->steps[1].start, c->hi);
+	ivset_add(&c->win, from, c->hi);
 	ivset_normalize(&c->win);
 	c->lo = c->win.v[0].start;
 	c->wall_ns = ivset_total(&c->win);

@@ -94,6 +94,10 @@ static void idle_line(const struct az_ctx *c, struct strbuf *ev)
 		strbuf_addf(ev, "; repeats every %s (%s)",
 			    fmt_duration(b1, sizeof(b1), c->step_period_s * 1e9), c->step_source);
 	strbuf_addch(ev, '\n');
+	if (c->gpu_side_ns)
+		strbuf_addf(ev, "%s of the idle time (%llu gaps) had the next work already queued: it waited on "
+			    "the GPU side (events, other streams), not on this CPU\n",
+			    fmt_duration(b1, sizeof(b1), (double)c->gpu_side_ns), (unsigned long long)c->gpu_side_gaps);
 }
 
 void az_steps_line(const struct az_ctx *c, const int *causes, size_t n, struct strbuf *sb)

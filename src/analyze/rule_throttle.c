@@ -17,14 +17,38 @@
 #include <math.h>
 #include <string.h>
 
+/*
+ * Was the GPU busy around @t: kernels for at least 80% of the 10 ms around
+ * the sample?  A clock read between kernels of a mostly idle GPU is power
+ * management, not throttling.
+ */
 static int busy_at(struct az_ctx *c, uint32_t device, uint64_t t)
 {
+	uint64_t lo = t > 5000000 ? t - 5000000 : 0, hi = t + 5000000;
+
 	for (size_t i = 0; i < c->nunits; i++) {
 		struct az_unit *u = &c->units[i];
-		uint64_t lo = t > 500000 ? t - 500000 : 0;
 		if (u->device != device)
 			continue;
-		if (ivset_overlap(&u->compute, lo, t + 500000) || ivset_overlap(&u->comm, lo, t + 500000))
+		if ((ivset_overlap(&u->compute, lo, hi) + ivset_overlap(&u->comm, lo, hi)) * 10 >= (hi - lo) * 8)
+			return 1;
+	}
+	return 0;
+}
+
+/* Does a clock-event-reasons sample at @t (same device) have NVML's "GPU idle" bit (0x1)? */
+static int idle_reason_at(const struct az_ctx *c, uint32_t device, uint64_t t)
+{
+	const struct model *m = c->m;
+
+	for (size_t i = 0; i < m->metrics.n; i++) {
+		const struct trace_metric *x = &m->metrics.v[i];
+		const char *n;
+		if (x->time != t || x->device != device)
+			continue;
+		n = model_str(m, x->name_id);
+		if ((strstr(n, "throttle") || strstr(n, "clock_event")) && x->value >= 0 && x->value < 1e15 &&
+		    ((uint64_t)x->value & 0x1))
 			return 1;
 	}
 	return 0;
@@ -49,8 +73,9 @@ void rule_throttle(struct az_ctx *c, const struct az_rule *self)
 	for (size_t i = 0; i < m->metrics.n; i++) {
 		const struct trace_metric *x = &m->metrics.v[i];
 		const char *n = model_str(m, x->name_id);
-		if (strstr(n, "max") && strstr(n, "clock") && x->value > max_clk && x->value < 1e5)
-			max_clk = x->value;
+		if (strstr(n, "max") && strstr(n, "clock") && strstr(n, "sm") && !strstr(n, "mem") &&
+		    x->value > max_clk && x->value < 1e5)
+			max_clk = x->value; /* sm_clock_max_mhz, not the memory clock */
 	}
 	for (size_t i = 0; i < m->metrics.n; i++) {
 		const struct trace_metric *x = &m->metrics.v[i];
@@ -67,7 +92,8 @@ void rule_throttle(struct az_ctx *c, const struct az_rule *self)
 			if (x->value >= 0 && x->value < 1e15)
 				reasons |= (uint64_t)x->value;
 		} else if ((strstr(n, "sm_clock") || strstr(n, "clock_sm") || strstr(n, "graphics_clock")) &&
-			   !strstr(n, "max") && max_clk > 0 && busy_at(c, x->device, x->time)) {
+			   !strstr(n, "max") && max_clk > 0 && busy_at(c, x->device, x->time) &&
+			   !idle_reason_at(c, x->device, x->time)) {
 			nbusy++;
 			clk_sum += x->value;
 			if (x->value < ratio * max_clk) {

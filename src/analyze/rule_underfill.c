@@ -31,6 +31,7 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	double hot = az_param(c, self, "hot_share");
 	uint32_t assumed = (uint32_t)az_param(c, self, "assumed_sms");
 	double target = az_param(c, self, "target_warps_per_sm");
+	uint64_t min_kernel = (uint64_t)(az_param(c, self, "min_kernel_us") * 1e3);
 	uint32_t *slot, last_pid = UINT32_MAX, last_dev = UINT32_MAX, sms = 0;
 	struct kagg *agg = NULL;
 	size_t nagg = 0, alloc = 0;
@@ -53,8 +54,8 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 			continue;
 		total += d;
 		blocks = (uint64_t)k->grid[0] * (k->grid[1] ? k->grid[1] : 1) * (k->grid[2] ? k->grid[2] : 1);
-		if (!k->grid[0] || az_is_comm(c, k))
-			continue; /* grid unknown; collectives use few blocks on purpose */
+		if (!k->grid[0] || az_is_comm(c, k) || d < min_kernel)
+			continue; /* grid unknown; collectives use few blocks on purpose; tiny kernels are launch costs */
 		if (k->pid != last_pid || k->device != last_dev) {
 			last_pid = k->pid;
 			last_dev = k->device;

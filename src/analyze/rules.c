@@ -58,6 +58,7 @@ static const struct az_param p_tensor[] = {
 static const struct az_param p_underfill[] = {
 	{ "hot_share", 0.05, "only kernels that take at least 5% of GPU time are worth reshaping" },
 	{ "assumed_sms", 132, "SM count used when the report has no device row (H100/H200 have 132)" },
+	{ "min_kernel_us", 10, "launches shorter than 10 us are dominated by launch and ramp-up costs (launch-bound's business), not by how many SMs they fill" },
 	{ "target_warps_per_sm", 16, "about 16 resident warps per SM (25% occupancy) hide most arithmetic and memory latency; fewer leave the SM's pipelines waiting" },
 	MIN_GAIN,
 	{ NULL, 0, NULL },

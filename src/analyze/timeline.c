@@ -756,7 +756,10 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 		add_part(p, CAUSE_DATA_CPU, data_ns, best_name);
 		rest -= data_ns;
 	}
-	add_part(p, gap_len < l->launch_max_gap ? CAUSE_LAUNCH : CAUSE_CPU, rest, any_name);
+	if (gap_len < l->launch_max_gap) /* dispatch: the launch calls name it, not the range */
+		add_part(p, CAUSE_LAUNCH, rest, 0);
+	else
+		add_part(p, CAUSE_CPU, rest, any_name);
 }
 
 /* Keep the three gaps where the cause took the most time. */
@@ -1009,6 +1012,9 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 		u->first = s;
 		u->last = e;
 		l->cur_end[ui] = e;
+		/* idle from the window's start (warm-up skipped, --start) is a gap too */
+		if (s > c->lo)
+			gap(l, ui, c->lo, s, op);
 		return;
 	}
 	if (s > l->cur_end[ui])
