@@ -15,9 +15,9 @@ static const char baseline_usage[] =
 static int do_save(const char *dir, int argc, char **argv, const char *step, int force)
 {
 	struct diff_opts o;
-	struct run_summary *runs, all;
+	struct run_summary all;
 	char *path;
-	int ret = EXIT_OK, done = 0;
+	int ret = EXIT_OK;
 
 	if (argc < 2)
 		return usage_error(baseline_usage, "save needs a NAME and at least one report");
@@ -32,14 +32,9 @@ static int do_save(const char *dir, int argc, char **argv, const char *step, int
 	}
 	diff_opts_init(&o);
 	o.step = step;
-	runs = xcalloc((size_t)argc, sizeof(*runs));
-	for (int i = 1; i < argc; i++, done++)
-		if (run_summarize_path(argv[i], &o, &runs[i - 1]) < 0) {
-			ret = EXIT_USAGE;
-			break;
-		}
-	if (ret == EXIT_OK) {
-		run_summary_combine(runs, (size_t)argc - 1, &all);
+	if (run_summarize_paths(argv + 1, (size_t)argc - 1, &o, &all) < 0) {
+		ret = EXIT_USAGE;
+	} else {
 		free(all.source);
 		all.source = xstrdup(argv[0]);
 		if (baseline_mkdir(dir) < 0 || run_summary_save(&all, path) < 0)
@@ -49,9 +44,6 @@ static int do_save(const char *dir, int argc, char **argv, const char *step, int
 				argc - 1, argc == 2 ? "" : "s", path);
 		run_summary_release(&all);
 	}
-	for (int i = 0; i < done; i++)
-		run_summary_release(&runs[i]);
-	free(runs);
 	free(path);
 	return ret;
 }

@@ -36,22 +36,6 @@ static const char *metric_alias(const char *m)
 	return m;
 }
 
-static double parse_pct(const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || v < 0)
-		return -1;
-	if (*end == '%' && !end[1])
-		return v / 100;
-	if (*end)
-		return -1;
-	return v >= 1 ? v / 100 : v;
-}
-
 /* Does @path hold a saved baseline (its first line)? */
 static int is_baseline_file(const char *path)
 {
@@ -121,10 +105,10 @@ int cmd_check(int argc, char **argv)
 	char *metrics_arg = NULL;
 	const char *keys[64];
 	size_t nkeys = 0;
-	int explicit_metrics = 0, c, status = EXIT_OK, nruns;
+	int explicit_metrics = 0, c, status = EXIT_OK;
 	double max = 0.05;
 	struct diff_opts o;
-	struct run_summary before, after, *runs;
+	struct run_summary before, after;
 
 	diff_opts_init(&o);
 	opterr = 0;
@@ -133,8 +117,7 @@ int cmd_check(int argc, char **argv)
 		switch (c) {
 		case 'b': base = optarg; break;
 		case 'm':
-			max = parse_pct(optarg);
-			if (max < 0)
+			if (parse_fraction(optarg, &max) < 0)
 				return usage_error(check_usage, "bad --max-regress '%s' (say 5%%)", optarg);
 			break;
 		case 'M': metrics_arg = optarg; break;
@@ -168,21 +151,10 @@ int cmd_check(int argc, char **argv)
 	}
 	if (load_base(base, baseline_dir(dir), &o, &before) < 0)
 		return EXIT_USAGE;
-	nruns = argc - optind;
-	runs = xcalloc((size_t)nruns, sizeof(*runs));
-	for (int i = 0; i < nruns; i++) {
-		if (run_summarize_path(argv[optind + i], &o, &runs[i]) < 0) {
-			for (int j = 0; j < i; j++)
-				run_summary_release(&runs[j]);
-			free(runs);
-			run_summary_release(&before);
-			return EXIT_USAGE;
-		}
+	if (run_summarize_paths(argv + optind, (size_t)(argc - optind), &o, &after) < 0) {
+		run_summary_release(&before);
+		return EXIT_USAGE;
 	}
-	run_summary_combine(runs, (size_t)nruns, &after);
-	for (int i = 0; i < nruns; i++)
-		run_summary_release(&runs[i]);
-	free(runs);
 
 	if (!strcmp(format, "json"))
 		printf("{\"max_regress\":%.6f,\"metrics\":[", max);

@@ -14,43 +14,6 @@ static const char diff_usage[] =
 	"gpuscope diff [--step RANGE] [--noise PCT] [--format text|json|csv|html] [-o FILE] "
 	"BEFORE AFTER | BEFORE... -- AFTER...";
 
-/* Parse "5%", "5" or "0.05" into a fraction; -1 when malformed. */
-static double parse_pct(const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || v < 0)
-		return -1;
-	if (*end == '%')
-		return end[1] ? -1 : v / 100;
-	if (*end)
-		return -1;
-	return v >= 1 ? v / 100 : v;
-}
-
-/* Summarise @n inputs into one side; 0 or -1. */
-static int summarize_side(char **paths, int n, const struct diff_opts *o, struct run_summary *out)
-{
-	struct run_summary *runs = xcalloc((size_t)n, sizeof(*runs));
-	int ret = 0, done = 0;
-
-	for (; done < n; done++) {
-		if (run_summarize_path(paths[done], o, &runs[done]) < 0) {
-			ret = -1;
-			break;
-		}
-	}
-	if (!ret)
-		run_summary_combine(runs, (size_t)n, out);
-	for (int i = 0; i < done; i++)
-		run_summary_release(&runs[i]);
-	free(runs);
-	return ret;
-}
-
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -83,8 +46,7 @@ int cmd_diff(int argc, char **argv)
 		switch (c) {
 		case 's': o.step = optarg; break;
 		case 'n':
-			o.noise = parse_pct(optarg);
-			if (o.noise < 0)
+			if (parse_fraction(optarg, &o.noise) < 0)
 				return usage_error(diff_usage, "bad --noise '%s' (say 5%%)", optarg);
 			break;
 		case 'f': format = optarg; break;
@@ -109,9 +71,9 @@ int cmd_diff(int argc, char **argv)
 			return usage_error(diff_usage, "each side of '--' needs at least one run");
 		sep++;
 	}
-	if (summarize_side(argv + optind, nb, &o, &before) < 0)
+	if (run_summarize_paths(argv + optind, (size_t)nb, &o, &before) < 0)
 		return EXIT_USAGE;
-	if (summarize_side(argv + sep, na, &o, &after) < 0) {
+	if (run_summarize_paths(argv + sep, (size_t)na, &o, &after) < 0) {
 		run_summary_release(&before);
 		return EXIT_USAGE;
 	}

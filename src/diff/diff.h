@@ -68,6 +68,9 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			struct run_summary *s);
 /* Load @path (any input load_input() takes) and summarise it; 0 or -1 after error(). */
 int run_summarize_path(const char *path, const struct diff_opts *o, struct run_summary *s);
+/* Summarise @n inputs and combine them into @out (one side of a diff); 0 or -1. */
+int run_summarize_paths(char *const *paths, size_t n, const struct diff_opts *o,
+			struct run_summary *out);
 /* Combine @n run summaries of one side into medians with spreads. */
 void run_summary_combine(const struct run_summary *runs, size_t n, struct run_summary *out);
 const struct run_metric *run_metric_find(const struct run_summary *s, const char *key);

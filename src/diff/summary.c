@@ -454,6 +454,27 @@ int run_summarize_path(const char *path, const struct diff_opts *o, struct run_s
 	return ret;
 }
 
+int run_summarize_paths(char *const *paths, size_t n, const struct diff_opts *o,
+			struct run_summary *out)
+{
+	struct run_summary *runs = xcalloc(n, sizeof(*runs));
+	size_t done = 0;
+	int ret = 0;
+
+	for (; done < n; done++) {
+		if (run_summarize_path(paths[done], o, &runs[done]) < 0) {
+			ret = -1;
+			break;
+		}
+	}
+	if (!ret)
+		run_summary_combine(runs, n, out);
+	for (size_t i = 0; i < done; i++)
+		run_summary_release(&runs[i]);
+	free(runs);
+	return ret;
+}
+
 void run_summary_combine(const struct run_summary *runs, size_t n, struct run_summary *out)
 {
 	double *vals = xmalloc((n + 1) * sizeof(*vals));

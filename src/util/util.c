@@ -417,6 +417,25 @@ int parse_duration_ns(const char *s, uint64_t *out, const char *default_unit)
 	return 0;
 }
 
+int parse_fraction(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0 || !isfinite(v))
+		return -1;
+	if (*end == '%' && !end[1]) {
+		*out = v / 100;
+		return 0;
+	}
+	if (*end)
+		return -1;
+	*out = v >= 1 ? v / 100 : v;
+	return 0;
+}
+
 const char *fmt_duration(char *buf, size_t n, double ns)
 {
 	double a = fabs(ns);

@@ -102,6 +102,11 @@ uint64_t now_realtime_ns(void); /* CLOCK_REALTIME */
 
 /* Parse "1.5s", "200ms", "10us", "5ns", "3" (seconds by default) into ns. */
 int parse_duration_ns(const char *s, uint64_t *out, const char *default_unit);
+/*
+ * Parse a share: "5%", "0.05", or "5" (a bare number of 1 or more is a
+ * percentage) into a fraction.  Returns 0, or -1 when malformed or negative.
+ */
+int parse_fraction(const char *s, double *out);
 /* Format @ns with an auto unit into @buf ("12.3 ms"). */
 const char *fmt_duration(char *buf, size_t n, double ns);
 /* Format a byte count ("4.0 MiB"). */
