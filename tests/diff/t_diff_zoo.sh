@@ -9,9 +9,13 @@ for broken in "$zoo"/*.broken.gpuscope; do
   fixed="$zoo/$case.fixed.gpuscope"
   [ -e "$fixed" ] || fail "$case: no fixed twin"
   "$GPUSCOPE" diff --format json "$broken" "$fixed" >"$T/$case.json"
-  python3 - "$T/$case.json" "$case" <<'PY' || fail "$case: diff does not show the improvement"
-import json, sys
+  python3 - "$T/$case.json" "$case" "$GS_SOURCE_DIR/tests/analyze/zoo_map.h" <<'PY' || fail "$case: diff does not show the improvement"
+import json, re, sys
 d = json.load(open(sys.argv[1])); case = sys.argv[2]
+# the finding ids that answer this case (the one mapping, tests/analyze/zoo_map.h)
+ids = {}
+for name, body in re.findall(r'\{ "([a-z-]+)", \{([^}]*)\} \}', open(sys.argv[3]).read()):
+    ids[name] = re.findall(r'"([a-z-]+)"', body)
 m = {x["key"]: x for x in d["metrics"]}
 key = "step_time_s" if "step_time_s" in m else "wall_s"
 v = m[key]["verdict"]
@@ -19,6 +23,8 @@ print(f"{case}: {key} {m[key]['before']['value'] if m[key]['before'] else '-'} -
       f"{m[key]['after']['value'] if m[key]['after'] else '-'} ({v}); resolved: "
       f"{[f['id'] for f in d['findings']['resolved']]}")
 assert v == "better", f"{key} verdict {v}"
+resolved = [f["id"] for f in d["findings"]["resolved"]]
+assert set(resolved) & set(ids[case]), f"none of {ids[case]} resolved (resolved: {resolved})"
 PY
   rc=0; "$GPUSCOPE" check --baseline "$fixed" "$broken" >"$T/c.txt" || rc=$?
   [ $rc = 1 ] || { cat "$T/c.txt"; fail "$case: check --baseline fixed broken exited $rc, expected 1"; }
