@@ -33,7 +33,8 @@ int cmd_export(int argc, char **argv)
 	int c, format, ret;
 
 	optind = 0; /* a full reset: profile --report-html calls us after its own getopt */
-	while ((c = getopt_long(argc, argv, "t:o:fh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:o:fh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': fmt_name = optarg; break;
 		case 'o': out = optarg; break;
@@ -48,7 +49,7 @@ int cmd_export(int argc, char **argv)
 			       export_usage);
 			return EXIT_OK;
 		default:
-			return usage_error(export_usage, NULL);
+			return getopt_error(export_usage, c, argv);
 		}
 	}
 	if (optind != argc - 1)
@@ -70,6 +71,7 @@ int cmd_export(int argc, char **argv)
 		model_release(&m);
 		return EXIT_USAGE;
 	}
+	report_damage(&m);
 	if (!out)
 		out = def_out = export_default_path(argv[optind], format);
 	o.title = argv[optind];

@@ -26,12 +26,12 @@ int cmd_merge(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'h': printf("usage: %s\n", merge_usage); return EXIT_OK;
-		default: return usage_error(merge_usage, "unknown option '%s'", argv[optind - 1]);
+		default: return getopt_error(merge_usage, c, argv);
 		}
 	}
 	if (!out)

@@ -417,7 +417,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -486,9 +486,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 			printf("usage: %s\n", profile_usage);
 			return -1;
 		default:
-			if (optopt && optopt < 256)
-				return usage_error(profile_usage, "unknown option '-%c'", optopt);
-			return usage_error(profile_usage, "unknown option '%s'", argv[optind - 1]);
+			return getopt_error(profile_usage, c, argv);
 		}
 	}
 	if (optind >= argc)

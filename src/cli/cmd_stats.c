@@ -266,8 +266,14 @@ static int output(struct stats_table *t, size_t n, const struct stats_args *a)
 {
 	FILE *f;
 
-	if (!a->output || !strcmp(a->output, "-"))
-		return write_tables(stdout, "standard output", t, n, a);
+	if (!a->output || !strcmp(a->output, "-")) {
+		/* a failed standard output is reported once, by main()'s finish_stdout() */
+		int ret;
+		set_error_quiet(1);
+		ret = write_tables(stdout, "standard output", t, n, a);
+		set_error_quiet(0);
+		return ret;
+	}
 	if (!strcmp(a->format, "csv") && n > 1)
 		return write_csv_files(t, n, a);
 	f = fopen(a->output, "w");
