@@ -90,6 +90,8 @@ int cmd_diff(int argc, char **argv)
 			status = EXIT_FAIL; /* reported by finish_stdout() */
 		if (f != stdout && close_checked(f, out) < 0)
 			status = EXIT_FAIL;
+		if (f != stdout && status != EXIT_OK)
+			remove_partial_output(out);
 	}
 	diff_result_release(&r);
 	run_summary_release(&before);

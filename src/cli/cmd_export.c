@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char export_usage[] =
 	"gpuscope export REPORT [--format perfetto|chrome|sqlite|csv|json|html] [-o OUT] [--force]";
@@ -66,14 +67,25 @@ int cmd_export(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
 
+	if (!out)
+		out = def_out = export_default_path(argv[optind], format);
+	/*
+	 * An existing output is bad usage (2), as it is for merge and profile,
+	 * found before the input is read.  CSV's file names are made by
+	 * export_write(), which refuses them there.
+	 */
+	if (!o.force && format != EXPORT_CSV && strcmp(out, "-") && !access(out, F_OK)) {
+		error("output '%s' exists (use --force to overwrite)", out);
+		free(def_out);
+		return EXIT_USAGE;
+	}
 	model_init(&m);
 	if (load_input(&m, argv[optind])) {
 		model_release(&m);
+		free(def_out);
 		return EXIT_USAGE;
 	}
 	report_damage(&m);
-	if (!out)
-		out = def_out = export_default_path(argv[optind], format);
 	o.title = argv[optind];
 	ret = export_write(&m, format, out, &o);
 	if (!ret && strcmp(out, "-") && format != EXPORT_CSV)

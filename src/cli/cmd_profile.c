@@ -257,6 +257,8 @@ static pid_t spawn(char **argv)
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);  /* main() and export ignore these two */
+		signal(SIGXFSZ, SIG_DFL);
 		execvp(argv[0], argv);
 		err = errno;
 		n = write(fds[1], &err, sizeof(err));

@@ -59,4 +59,7 @@ int getopt_error(const char *usage, int c, char *const *argv);
  */
 void report_damage(const struct model *m);
 
+/* Remove the output file @path after a failed write, unless it is not a regular file. */
+void remove_partial_output(const char *path);
+
 #endif

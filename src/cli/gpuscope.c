@@ -7,9 +7,12 @@
 #include "../model/model.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef GPUSCOPE_VERSION
 #define GPUSCOPE_VERSION "0.1.0"
@@ -82,6 +85,15 @@ void report_damage(const struct model *m)
 			warning("%s", m->warnings[i]);
 }
 
+void remove_partial_output(const char *path)
+{
+	struct stat st;
+
+	/* a regular file only: never a device such as /dev/full */
+	if (!stat(path, &st) && S_ISREG(st.st_mode))
+		unlink(path);
+}
+
 static void print_help(FILE *f)
 {
 	fprintf(f, "usage: gpuscope <command> [options] [args]\n\n"
@@ -98,6 +110,12 @@ int main(int argc, char **argv)
 	const char *name;
 
 	set_error_prefix("gpuscope");
+	/*
+	 * A file-size limit must be a write error the command reports (and
+	 * cleans up after), as a full disk is, not a silent death that leaves a
+	 * short file.  Programs gpuscope starts get the default back.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		print_help(stderr);
 		return EXIT_USAGE;

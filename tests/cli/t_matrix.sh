@@ -160,12 +160,15 @@ grep -qx 'recorded before' "$T/kept.gpuscope" || fail "profile changed an existi
 # --- outputs: existing without --force, unwritable ---
 printf 'recorded before\n' >"$T/kept"
 for f in perfetto chrome sqlite json html; do
-  rows=$((rows + 1)); rc=0
-  "$G" export "$GOOD" --format "$f" -o "$T/kept" 2>"$T/err" || rc=$?
-  [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || fail "export $f over an existing output exited $rc"
-  check_err "export $f over an existing output" "'$T/kept'"
+  bad 2 "'$T/kept'" "$G" export "$GOOD" --format "$f" -o "$T/kept"
   grep -qx 'recorded before' "$T/kept" || fail "export $f changed an existing output"
 done
+printf 'recorded before\n' >"$T/kept_cuda_api_sum.csv"
+rows=$((rows + 1)); rc=0
+"$G" export "$GOOD" --format csv -o "$T/kept" 2>"$T/err" || rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || fail "export csv over an existing output exited $rc"
+check_err "export csv over an existing output" "kept_cuda_api_sum.csv'"
+grep -qx 'recorded before' "$T/kept_cuda_api_sum.csv" || fail "export csv changed an existing output"
 bad 2 "'$T/kept.gpuscope'" "$G" merge -o "$T/kept" "$GOOD" "$GOOD"
 grep -qx 'recorded before' "$T/kept.gpuscope" || fail "merge changed an existing report"
 "$G" baseline --dir "$T/bl2" save b1 "$GOOD" 2>/dev/null
@@ -186,6 +189,31 @@ for f in $FORMATS; do
   [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || fail "export $f to an unwritable path exited $rc"
   check_err "export $f to an unwritable path" "/no/such/dir/x"
 done
+
+# --- a disk that fills up mid-write (a file-size limit stands in for it): an
+# error, status 1 or 2, no short output left, nothing recorded before lost ---
+"$G" baseline --dir "$T/bl4" save b "$GOOD" 2>/dev/null
+cp "$T/bl4/b.baseline" "$T/b.before"
+printf 'recorded before\n' >"$T/m.gpuscope"
+for args in "stats --report cuda_gpu_trace -o $T/f.txt" "stats --format csv --report cuda_gpu_trace,cuda_api_sum -o $T/f" \
+            "diff --format html -o $T/f.html $BIG" "merge --force -o $T/f" "merge --force -o $T/m" \
+            "export --format chrome -o $T/f.json" "export --format sqlite -o $T/f.sqlite" \
+            "baseline --dir $T/bl4 save --force b"; do
+  rows=$((rows + 1))
+  # shellcheck disable=SC2086
+  ( ulimit -f 1; rc=0; "$G" $args "$BIG" >/dev/null 2>"$T/err" || rc=$?; echo "$rc" >"$T/rc" )
+  rc=$(cat "$T/rc")
+  [ "$rc" = 1 ] || [ "$rc" = 2 ] || fail "'$args' past the file-size limit exited $rc: $(cat "$T/err")"
+  check_err "$args past the file-size limit" ""
+  grep -q 'File too large\|disk I/O error' "$T/err" || fail "'$args': no reason given: $(cat "$T/err")"
+done
+for f in f.txt f_cuda_gpu_trace.csv f_cuda_api_sum.csv f.html f.gpuscope f.json f.sqlite; do
+  [ ! -e "$T/$f" ] || fail "a write past the file-size limit left a short '$f'"
+done
+grep -qx 'recorded before' "$T/m.gpuscope" || fail "a failed merge --force lost the report it was to replace"
+cmp -s "$T/b.before" "$T/bl4/b.baseline" || fail "a failed baseline save --force lost the saved baseline"
+! ls "$T/bl4" | grep -v '^b.baseline$' || fail "a failed baseline save left a temporary file"
+! ls "$T" | grep '\.tmp' || fail "a failed write left a temporary file"
 
 # --- GPU absent (skipped where a driver is present) ---
 rc=0; "$G" health >/dev/null 2>"$T/err" || rc=$?
