@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 static const char export_usage[] =
 	"gpuscope export REPORT [--format perfetto|chrome|sqlite|csv|json|html] [-o OUT] [--force]";
@@ -31,6 +31,7 @@ int cmd_export(int argc, char **argv)
 	const char *fmt_name = "perfetto", *out = NULL;
 	char *def_out = NULL;
 	struct model m;
+	struct stat st;
 	int c, format, ret;
 
 	optind = 0; /* a full reset: profile --report-html calls us after its own getopt */
@@ -70,11 +71,12 @@ int cmd_export(int argc, char **argv)
 	if (!out)
 		out = def_out = export_default_path(argv[optind], format);
 	/*
-	 * An existing output is bad usage (2), as it is for merge and profile,
+	 * An existing output file is bad usage (2), as it is for merge and profile,
 	 * found before the input is read.  CSV's file names are made by
 	 * export_write(), which refuses them there.
 	 */
-	if (!o.force && format != EXPORT_CSV && strcmp(out, "-") && !access(out, F_OK)) {
+	if (!o.force && format != EXPORT_CSV && strcmp(out, "-") && !stat(out, &st) &&
+	    S_ISREG(st.st_mode)) {
 		error("output '%s' exists (use --force to overwrite)", out);
 		free(def_out);
 		return EXIT_USAGE;
