@@ -89,9 +89,11 @@ printf '\377\377\377\377\377\377\377\377' |
 head -c 4000 /dev/urandom | gzip >"$T/garbage.json.gz"
 printf '{"hello": [1, 2, 3], "traceEvent": 1}\n' >"$T/notkineto.json"
 sqlite3 "$T/notnsys.sqlite" 'create table t(a integer); insert into t values (1);'
+cp "$GOOD" "$T/newer.gpuscope"                            # from a future gpuscope
+"$GS_BUILD_DIR/tests/mk_newer" "$T/newer.gpuscope"
 
 for b in missing.gpuscope adir empty.gpuscope text.gpuscope hdrcut.gpuscope \
-         garbage.json.gz notkineto.json notnsys.sqlite; do
+         newer.gpuscope garbage.json.gz notkineto.json notnsys.sqlite; do
   each_reader bad 2 "$b" "$T/$b"
   for f in $FORMATS; do
     [ ! -e "$T/exp.$f" ] && [ ! -e "$T/exp.${f}_cuda_api_sum.csv" ] || fail "export of $b left an output"
