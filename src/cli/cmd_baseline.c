@@ -109,13 +109,13 @@ int cmd_baseline(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:s:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":d:s:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dir = optarg; break;
 		case 's': step = optarg; break;
 		case 'f': force = 1; break;
 		case 'h': printf("usage: %s\n", baseline_usage); return EXIT_OK;
-		default: return usage_error(baseline_usage, "unknown option '%s'", argv[optind - 1]);
+		default: return getopt_error(baseline_usage, c, argv);
 		}
 	}
 	if (optind >= argc)

@@ -113,7 +113,7 @@ int cmd_check(int argc, char **argv)
 	diff_opts_init(&o);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:m:M:s:d:f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":b:m:M:s:d:f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': base = optarg; break;
 		case 'm':
@@ -125,7 +125,7 @@ int cmd_check(int argc, char **argv)
 		case 'd': dir = optarg; break;
 		case 'f': format = optarg; break;
 		case 'h': printf("usage: %s\n", check_usage); return EXIT_OK;
-		default: return usage_error(check_usage, "unknown option '%s'", argv[optind - 1]);
+		default: return getopt_error(check_usage, c, argv);
 		}
 	}
 	if (!base)

@@ -42,7 +42,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(nopt, argv, "s:n:f:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(nopt, argv, ":s:n:f:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': o.step = optarg; break;
 		case 'n':
@@ -52,7 +52,7 @@ int cmd_diff(int argc, char **argv)
 		case 'f': format = optarg; break;
 		case 'o': out = optarg; break;
 		case 'h': printf("usage: %s\n", diff_usage); return EXIT_OK;
-		default: return usage_error(diff_usage, "unknown option '%s'", argv[optind - 1]);
+		default: return getopt_error(diff_usage, c, argv);
 		}
 	}
 	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv") &&
@@ -90,6 +90,8 @@ int cmd_diff(int argc, char **argv)
 			status = EXIT_FAIL; /* reported by finish_stdout() */
 		if (f != stdout && close_checked(f, out) < 0)
 			status = EXIT_FAIL;
+		if (f != stdout && status != EXIT_OK)
+			remove_partial_output(out);
 	}
 	diff_result_release(&r);
 	run_summary_release(&before);

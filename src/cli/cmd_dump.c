@@ -295,7 +295,7 @@ int cmd_dump(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+t:ah", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': {
 			char *list = xstrdup(optarg), *save = NULL, *tok;
@@ -316,7 +316,7 @@ int cmd_dump(int argc, char **argv)
 		}
 		case 'a': absolute = 1; break;
 		case 'h': printf("usage: %s\n", dump_usage); return EXIT_OK;
-		default: return usage_error(dump_usage, "unknown option '%s'", argv[optind - 1]);
+		default: return getopt_error(dump_usage, c, argv);
 		}
 	}
 	if (optind != argc - 1)
@@ -326,6 +326,7 @@ int cmd_dump(int argc, char **argv)
 		model_release(&m);
 		return EXIT_USAGE;
 	}
+	report_damage(&m);
 	for (unsigned o = 0; o < ARRAY_SIZE(order); o++) {
 		unsigned ty = order[o];
 		size_t n = 0;

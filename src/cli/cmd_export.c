@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char export_usage[] =
 	"gpuscope export REPORT [--format perfetto|chrome|sqlite|csv|json|html] [-o OUT] [--force]";
@@ -30,10 +31,12 @@ int cmd_export(int argc, char **argv)
 	const char *fmt_name = "perfetto", *out = NULL;
 	char *def_out = NULL;
 	struct model m;
+	struct stat st;
 	int c, format, ret;
 
 	optind = 0; /* a full reset: profile --report-html calls us after its own getopt */
-	while ((c = getopt_long(argc, argv, "t:o:fh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:o:fh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': fmt_name = optarg; break;
 		case 'o': out = optarg; break;
@@ -48,7 +51,7 @@ int cmd_export(int argc, char **argv)
 			       export_usage);
 			return EXIT_OK;
 		default:
-			return usage_error(export_usage, NULL);
+			return getopt_error(export_usage, c, argv);
 		}
 	}
 	if (optind != argc - 1)
@@ -65,13 +68,26 @@ int cmd_export(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
 
+	if (!out)
+		out = def_out = export_default_path(argv[optind], format);
+	/*
+	 * An existing output file is bad usage (2), as it is for merge and profile,
+	 * found before the input is read.  CSV's file names are made by
+	 * export_write(), which refuses them there.
+	 */
+	if (!o.force && format != EXPORT_CSV && strcmp(out, "-") && !stat(out, &st) &&
+	    S_ISREG(st.st_mode)) {
+		error("output '%s' exists (use --force to overwrite)", out);
+		free(def_out);
+		return EXIT_USAGE;
+	}
 	model_init(&m);
 	if (load_input(&m, argv[optind])) {
 		model_release(&m);
+		free(def_out);
 		return EXIT_USAGE;
 	}
-	if (!out)
-		out = def_out = export_default_path(argv[optind], format);
+	report_damage(&m);
 	o.title = argv[optind];
 	ret = export_write(&m, format, out, &o);
 	if (!ret && strcmp(out, "-") && format != EXPORT_CSV)

@@ -145,11 +145,11 @@ int cmd_info(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 'h': printf("usage: %s\n", info_usage); return EXIT_OK;
-		default: return usage_error(info_usage, "unknown option '%s'", argv[optind - 1]);
+		default: return getopt_error(info_usage, c, argv);
 		}
 	}
 	if (strcmp(format, "text") && strcmp(format, "json"))

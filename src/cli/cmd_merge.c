@@ -8,7 +8,9 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char merge_usage[] = "gpuscope merge [--force] -o OUT REPORT...";
 
@@ -26,12 +28,12 @@ int cmd_merge(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'h': printf("usage: %s\n", merge_usage); return EXIT_OK;
-		default: return usage_error(merge_usage, "unknown option '%s'", argv[optind - 1]);
+		default: return getopt_error(merge_usage, c, argv);
 		}
 	}
 	if (!out)
@@ -39,7 +41,22 @@ int cmd_merge(int argc, char **argv)
 	if (optind >= argc)
 		return usage_error(merge_usage, "no reports given");
 	path = strstr(out, TRACE_FILE_EXT) ? xstrdup(out) : xstrfmt("%s%s", out, TRACE_FILE_EXT);
-	ret = trace_merge(path, (const char *const *)argv + optind, (size_t)(argc - optind), !force);
+	if (force && !access(path, F_OK)) {
+		/*
+		 * Replace the existing report only once the new one is whole: a
+		 * failed write (a full disk) must not lose it, and an input may be
+		 * the output itself.
+		 */
+		char *tmp = xstrfmt("%s.tmp-%ld", path, (long)getpid());
+		ret = trace_merge(tmp, (const char *const *)argv + optind, (size_t)(argc - optind), 1);
+		if (!ret && rename(tmp, path) < 0) {
+			ret = error("cannot write '%s': %s", path, strerror(errno));
+			unlink(tmp);
+		}
+		free(tmp);
+	} else {
+		ret = trace_merge(path, (const char *const *)argv + optind, (size_t)(argc - optind), !force);
+	}
 	if (!ret)
 		fprintf(stderr, "gpuscope: wrote '%s' from %d reports\n", path, argc - optind);
 	free(path);

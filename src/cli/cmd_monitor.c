@@ -84,6 +84,8 @@ static void run_on_alert(const char *cmd, const struct mon_alert *a, const char 
 	char **env = NULL;
 	size_t nr = 0, keep = 0;
 	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	posix_spawnattr_t attr;
+	sigset_t dfl;
 	pid_t pid;
 	int rc;
 
@@ -98,7 +100,15 @@ static void run_on_alert(const char *cmd, const struct mon_alert *a, const char 
 	env_add(&env, &nr, "GPUSCOPE_GPU=%u", g->index);
 	env_add(&env, &nr, "GPUSCOPE_GPU_UUID=%s", g->uuid);
 	env_add(&env, &nr, "GPUSCOPE_GPU_NAME=%s", g->name);
-	rc = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, env);
+	/* the command gets SIGPIPE and SIGXFSZ back, which gpuscope ignores */
+	posix_spawnattr_init(&attr);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGXFSZ);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawn(&pid, "/bin/sh", NULL, &attr, argv, env);
+	posix_spawnattr_destroy(&attr);
 	if (rc)
 		error("cannot run --on-alert command: %s", strerror(rc));
 	GS_UNUSED(keep);

@@ -257,6 +257,8 @@ static pid_t spawn(char **argv)
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);  /* main() and export ignore these two */
+		signal(SIGXFSZ, SIG_DFL);
 		execvp(argv[0], argv);
 		err = errno;
 		n = write(fds[1], &err, sizeof(err));
@@ -417,7 +419,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -486,9 +488,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 			printf("usage: %s\n", profile_usage);
 			return -1;
 		default:
-			if (optopt && optopt < 256)
-				return usage_error(profile_usage, "unknown option '-%c'", optopt);
-			return usage_error(profile_usage, "unknown option '%s'", argv[optind - 1]);
+			return getopt_error(profile_usage, c, argv);
 		}
 	}
 	if (optind >= argc)

@@ -253,8 +253,12 @@ static int write_csv_files(struct stats_table *t, size_t n, const struct stats_a
 		ret = stats_format(f, &t[i], "csv", a->o.timeunit);
 		if (!t[i].nrows && t[i].empty_reason)
 			fprintf(stderr, "note: %s\n", t[i].empty_reason);
-		if (close_checked(f, path) < 0)
+		if (ret < 0)
+			fclose(f);   /* stats_format() said why */
+		else if (close_checked(f, path) < 0)
 			ret = -1;
+		if (ret < 0)
+			remove_partial_output(path);
 		free(path);
 		if (ret < 0)
 			return -1;
@@ -266,8 +270,14 @@ static int output(struct stats_table *t, size_t n, const struct stats_args *a)
 {
 	FILE *f;
 
-	if (!a->output || !strcmp(a->output, "-"))
-		return write_tables(stdout, "standard output", t, n, a);
+	if (!a->output || !strcmp(a->output, "-")) {
+		/* a failed standard output is reported once, by main()'s finish_stdout() */
+		int ret;
+		set_error_quiet(1);
+		ret = write_tables(stdout, "standard output", t, n, a);
+		set_error_quiet(0);
+		return ret;
+	}
 	if (!strcmp(a->format, "csv") && n > 1)
 		return write_csv_files(t, n, a);
 	f = fopen(a->output, "w");
@@ -275,9 +285,14 @@ static int output(struct stats_table *t, size_t n, const struct stats_args *a)
 		return error("cannot create '%s': %s", a->output, strerror(errno));
 	if (write_tables(f, a->output, t, n, a) < 0) {
 		fclose(f);
+		remove_partial_output(a->output);
 		return -1;
 	}
-	return close_checked(f, a->output);
+	if (close_checked(f, a->output) < 0) {
+		remove_partial_output(a->output);
+		return -1;
+	}
+	return 0;
 }
 
 int cmd_stats(int argc, char **argv)

@@ -4,10 +4,15 @@
 #include "commands.h"
 #include "../util/util.h"
 #include "../trace/trace.h"
+#include "../model/model.h"
 
+#include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef GPUSCOPE_VERSION
 #define GPUSCOPE_VERSION "0.1.0"
@@ -30,6 +35,7 @@ static const struct command commands[] = {
 
 int usage_error(const char *usage, const char *fmt, ...)
 {
+	const char *nl = strchr(usage, '\n');
 	va_list ap;
 
 	if (fmt) {
@@ -39,8 +45,53 @@ int usage_error(const char *usage, const char *fmt, ...)
 		va_end(ap);
 		error("%s", msg);
 	}
-	fprintf(stderr, "usage: %s\n", usage);
+	/*
+	 * One usage line after the error: a usage of several lines is cut at
+	 * its first and points at --help, which prints it whole.
+	 */
+	if (nl) {
+		const char *sp = strchr(usage, ' ');
+		int cmd_len = sp ? (int)strcspn(sp + 1, " \n") + (int)(sp + 1 - usage) : (int)(nl - usage);
+		fprintf(stderr, "usage: %.*s ... (see '%.*s --help')\n", (int)(nl - usage), usage,
+			cmd_len, usage);
+	} else {
+		fprintf(stderr, "usage: %s\n", usage);
+	}
 	return EXIT_USAGE;
+}
+
+int getopt_error(const char *usage, int c, char *const *argv)
+{
+	const char *arg = argv[optind - 1];
+
+	if (c == ':')
+		return usage_error(usage, "option '%s' needs a value", arg);
+	/* an unknown letter, perhaps inside a group such as -ax */
+	if (optopt && strncmp(arg, "--", 2))
+		return usage_error(usage, "unknown option '-%c'", optopt);
+	return usage_error(usage, "unknown option '%s'", arg);
+}
+
+void report_damage(const struct model *m)
+{
+	/*
+	 * model_load_report() words its warnings about the file itself
+	 * (damaged, malformed entries, unknown chunk types) "report '<path>'...";
+	 * the importers' notes about what a trace lacks are left to info,
+	 * stats and analyze, which show every warning.
+	 */
+	for (size_t i = 0; i < m->nr_warnings; i++)
+		if (!strncmp(m->warnings[i], "report '", 8))
+			warning("%s", m->warnings[i]);
+}
+
+void remove_partial_output(const char *path)
+{
+	struct stat st;
+
+	/* a regular file only: never a device such as /dev/full */
+	if (!stat(path, &st) && S_ISREG(st.st_mode))
+		unlink(path);
 }
 
 static void print_help(FILE *f)
@@ -59,6 +110,12 @@ int main(int argc, char **argv)
 	const char *name;
 
 	set_error_prefix("gpuscope");
+	/*
+	 * A file-size limit must be a write error the command reports (and
+	 * cleans up after), as a full disk is, not a silent death that leaves a
+	 * short file.  Programs gpuscope starts get the default back.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		print_help(stderr);
 		return EXIT_USAGE;

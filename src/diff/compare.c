@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *verdict_name(int verdict)
 {
@@ -393,12 +394,21 @@ static void tsv_clean(char *s)
 			*s = ' ';
 }
 
+/*
+ * Written under a temporary name and renamed over @path, so a write that
+ * fails (a full disk) leaves the baseline that was there, not a short file.
+ */
 int run_summary_save(const struct run_summary *s, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	char *tmp = xstrfmt("%s.tmp-%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	int ret;
 
-	if (!f)
-		return error("cannot create '%s': %s", path, strerror(errno));
+	if (!f) {
+		error("cannot create '%s': %s", path, strerror(errno));
+		free(tmp);
+		return -1;
+	}
 	fprintf(f, "gpuscope-baseline\t1\n");
 	{
 		char *src = xstrdup(s->source ? s->source : "");
@@ -424,7 +434,13 @@ int run_summary_save(const struct run_summary *s, const char *path)
 		tsv_clean(fd.title);
 		fprintf(f, "finding\t%s\t%.9g\t%s\n", fd.id, fd.gain, fd.title);
 	}
-	return close_checked(f, path);
+	ret = close_checked(f, path);
+	if (!ret && rename(tmp, path) < 0)
+		ret = error("cannot write '%s': %s", path, strerror(errno));
+	if (ret)
+		unlink(tmp);
+	free(tmp);
+	return ret;
 }
 
 /* Split @line at tabs into at most @max fields; returns the count. */

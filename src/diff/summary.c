@@ -449,6 +449,10 @@ int run_summarize_path(const char *path, const struct diff_opts *o, struct run_s
 		model_release(&m);
 		return -1;
 	}
+	/* a damaged report is compared on what loaded; say so (load_report words it "report '...'") */
+	for (size_t i = 0; i < m.nr_warnings; i++)
+		if (!strncmp(m.warnings[i], "report '", 8))
+			warning("%s", m.warnings[i]);
 	ret = run_summarize_model(&m, path, o, s);
 	model_release(&m);
 	return ret;

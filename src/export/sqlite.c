@@ -48,6 +48,7 @@ struct sq {
 	uint32_t *osrt_ids;       /* per OS function (< 64): StringIds id of its name */
 	struct progress *prog;    /* NULL on the second thread */
 	int failed;
+	int *reported;            /* shared by both threads: one error line for the export */
 };
 
 static const char schema[] =
@@ -199,7 +200,7 @@ static int sq_report(struct sq *s, const char *what, const char *msg)
 {
 	int e = s->db ? sqlite3_system_errno(s->db) : 0;
 
-	if (!s->failed) {
+	if (!s->failed && !__atomic_exchange_n(s->reported, 1, __ATOMIC_RELAXED)) {
 		if (e)
 			error("sqlite '%s': %s%s%s: %s", s->path, what ? what : "", what ? ": " : "", msg,
 			      strerror(e));
@@ -1217,7 +1218,7 @@ int export_sqlite(const struct model *m, const char *path, const struct export_o
 	struct progress prog;
 	uint32_t osrt_ids[64] = { 0 };
 	char *tmp, *tmp2;
-	int ret = 0, second_started = 0;
+	int ret = 0, second_started = 0, reported = 0;
 	uint64_t second_rows = m->api.n + m->nvtx.n + m->marks.n + m->osrt.n + m->cpu.n + m->metrics.n;
 #ifdef HAVE_GS_ANALYZE
 	struct analysis analysis = { 0 };
@@ -1231,6 +1232,7 @@ int export_sqlite(const struct model *m, const char *path, const struct export_o
 	memset(&s, 0, sizeof(s));
 	s.m = m;
 	s.path = path;
+	s.reported = &reported;
 	strtab_init(&extra);
 	s.extra = &extra;
 	s.short_id = xcalloc(m->str.nr + 1, sizeof(uint32_t));
