@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char profile_usage[] =
@@ -279,12 +281,16 @@ static pid_t spawn(char **argv)
 	return pid;
 }
 
+/*
+ * Wait for the program, reaping every other process of its tree that ends
+ * meanwhile (profile is their subreaper, so orphans leave no zombies).
+ */
 static int wait_status(pid_t pid)
 {
 	int st;
 
 	for (;;) {
-		pid_t r = waitpid(pid, &st, 0);
+		pid_t r = waitpid(-1, &st, 0);
 		if (r == pid)
 			break;
 		if (r < 0 && errno != EINTR)
@@ -295,6 +301,30 @@ static int wait_status(pid_t pid)
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return 1;
+}
+
+/*
+ * Processes of the tree still running when the program ended (Python's
+ * resource tracker and forkserver, a pipeline's last writers) usually end
+ * within milliseconds: give them up to PROFILE_LINGER_MS to finish their
+ * part files.  Longer-lived ones (daemons) are left running.
+ */
+#define PROFILE_LINGER_MS 2000
+
+static void wait_rest(void)
+{
+	for (int waited = 0; waited < PROFILE_LINGER_MS;) {
+		struct timespec ts = { 0, 5 * 1000000L };
+		pid_t r = waitpid(-1, NULL, WNOHANG);
+		if (r > 0)
+			continue;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return; /* ECHILD: none left */
+		nanosleep(&ts, NULL);
+		waited += 5;
+	}
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -554,6 +584,8 @@ int cmd_profile(int argc, char **argv)
 	for (int i = 0; i < 4; i++)
 		sigaction(fwd[i], &sa, &old[i]);
 
+	/* orphans of the tree become our children: reaped, and waited for briefly */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	pid = spawn(argv + first);
 	if (pid < 0) {
 		if (sampler)
@@ -572,6 +604,7 @@ int cmd_profile(int argc, char **argv)
 	child_pid = pid;
 	status = wait_status(pid);
 	child_pid = 0;
+	wait_rest();
 	for (int i = 0; i < 4; i++)
 		sigaction(fwd[i], &old[i], NULL);
 	if (sampler && nvml_sampler_stop(sampler) < 0)

@@ -1306,6 +1306,19 @@ static void crash_flush(int clean)
 	atomic_store(&finished, 1);
 }
 
+static int (*real_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!real_sigaction_fn)
+		real_sigaction_fn = (int (*)(int, const struct sigaction *, struct sigaction *))cl_sym("sigaction");
+	if (!real_sigaction_fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real_sigaction_fn(sig, act, old);
+}
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
@@ -1315,39 +1328,125 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	cl_guard_depth = 1;
 	if (atomic_load(&cl_live) && !cl_in_vfork_child()) {
-		int clean = sig == SIGINT || sig == SIGTERM;
+		/* a termination request, not a crash: the stream ends cleanly */
+		int clean = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE;
 		if (clean)
 			cl_cuda_flush(1);
 		crash_flush(clean);
 	}
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
+	real_sigaction(sig, &dfl, NULL);
 	errno = saved;
 	raise(sig);
 }
 
+static int is_collector_handler(const struct sigaction *sa)
+{
+	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_signal;
+}
+
+static const int caught_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+				   SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+static int is_caught(int sig)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(caught_sigs); i++)
+		if (caught_sigs[i] == sig)
+			return 1;
+	return 0;
+}
+
+static void collector_action(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_sigaction = on_signal;
+	sa->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa->sa_mask);
+}
+
 static void signals_install(void)
 {
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGTERM };
+	static const int *sigs = caught_sigs;
 	static char altstack[64 << 10];
-	stack_t ss;
+	stack_t ss, cur;
 
-	memset(&ss, 0, sizeof(ss));
-	ss.ss_sp = altstack;
-	ss.ss_size = sizeof(altstack);
-	sigaltstack(&ss, NULL);
-	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
+	/* an alternate stack the program (or its launcher) set stays */
+	if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+		memset(&ss, 0, sizeof(ss));
+		ss.ss_sp = altstack;
+		ss.ss_size = sizeof(altstack);
+		sigaltstack(&ss, NULL);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(caught_sigs); i++) {
 		struct sigaction old, sa;
-		if (sigaction(sigs[i], NULL, &old) < 0 ||
+		if (real_sigaction(sigs[i], NULL, &old) < 0 ||
 		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
 			continue; /* the program (or its launcher) chose already */
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = on_signal;
-		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		sigaction(sigs[i], &sa, NULL);
+		collector_action(&sa);
+		real_sigaction(sigs[i], &sa, NULL);
 	}
+}
+
+/*
+ * The collector's handlers are invisible: where one is installed the
+ * program is told the action is the default (Python maps an unknown C
+ * handler to None, and then neither installs KeyboardInterrupt nor can
+ * restore a handler it saved).  Setting a handler or SIG_IGN replaces
+ * ours; setting SIG_DFL installs ours, which ends in the default action
+ * (programs such as sort(1) catch SIGPIPE, clean up, then restore the
+ * default and raise the signal again).
+ */
+static int wants_default(int sig, const struct sigaction *act)
+{
+	return act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
+	       is_caught(sig) && atomic_load(&cl_live) && !cl_in_vfork_child();
+}
+
+CL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction ours;
+	int r;
+
+	if (wants_default(sig, act)) {
+		collector_action(&ours);
+		act = &ours;
+	}
+	r = real_sigaction(sig, act, old);
+
+	if (r == 0 && old && is_collector_handler(old)) {
+		memset(old, 0, sizeof(*old));
+		old->sa_handler = SIG_DFL;
+	}
+	return r;
+}
+
+CL_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	static sighandler_t (*real)(int, sighandler_t);
+	struct sigaction cur;
+	int ours;
+	sighandler_t r;
+
+	if (!real)
+		real = (sighandler_t (*)(int, sighandler_t))cl_sym("signal");
+	if (!real) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	if (handler == SIG_DFL) {
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		if (wants_default(sig, &dfl)) {
+			if (sigaction(sig, &dfl, &cur) < 0)
+				return SIG_ERR;
+			return cur.sa_handler;
+		}
+	}
+	ours = real_sigaction(sig, NULL, &cur) == 0 && is_collector_handler(&cur);
+	r = real(sig, handler);
+	return ours && r != SIG_ERR ? SIG_DFL : r;
 }
 
 /* ---- ending ---- */

@@ -298,6 +298,53 @@ CL_EXPORT int dup3(int oldfd, int newfd, int flags)
 	return real(oldfd, newfd, flags);
 }
 
+/*
+ * close_range()/closefrom() over the part file's descriptor (Python's
+ * os.closerange, subprocess's close_fds, daemons): everything but it is
+ * closed.  CLOSE_RANGE_CLOEXEC only marks descriptors and passes through.
+ */
+CL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	static int (*real)(unsigned int, unsigned int, int);
+	int pfd = atomic_load_explicit(&cl_part_fd, memory_order_relaxed);
+	unsigned int p = (unsigned int)pfd;
+	int r = 0;
+
+	RESOLVE(real, "close_range");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (pfd < 0 || cl_guard_depth || (flags & CLOSE_RANGE_CLOEXEC) || p < first || p > last)
+		return real(first, last, flags);
+	if (p > first)
+		r = real(first, p - 1, flags);
+	if (r == 0 && p < last)
+		r = real(p + 1, last, flags);
+	return r;
+}
+
+CL_EXPORT void closefrom(int lowfd)
+{
+	static void (*real)(int);
+	int pfd = atomic_load_explicit(&cl_part_fd, memory_order_relaxed);
+
+	RESOLVE(real, "closefrom");
+	if (pfd < 0 || cl_guard_depth || lowfd > pfd || lowfd < 0) {
+		if (real)
+			real(lowfd);
+		return;
+	}
+	for (int fd = lowfd; fd < pfd; fd++) {
+		static int (*real_close)(int);
+		RESOLVE(real_close, "close");
+		if (real_close)
+			real_close(fd);
+	}
+	if (real)
+		real(pfd + 1);
+}
+
 /* ---- locks: time only the contended case ---- */
 
 #define WRAP_LOCK(name, tryname, func, type)                                    \
