@@ -926,7 +926,55 @@ static void stage_entry(unsigned type, const void *rec, size_t size)
 	stage_raw(buf, n);
 }
 
-static uint32_t stage_string(const char *s, size_t len)
+/* Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t k;
+	uint32_t c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		k = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		k = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		k = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (k > n)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return k;
+}
+
+/*
+ * Command lines and paths are bytes, the report's strings are UTF-8 text
+ * (JSON, HTML, Perfetto): every byte that is not part of a valid sequence
+ * becomes '?'.
+ */
+void cl_utf8_clean(char *s, size_t n)
+{
+	unsigned char *u = (unsigned char *)s;
+
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_seq(u + i, n - i);
+		if (!k) {
+			u[i++] = '?';
+			continue;
+		}
+		i += k;
+	}
+}
+
+static uint32_t stage_string(char *s, size_t len)
 {
 	unsigned char buf[sizeof(struct trace_string) + CL_STR_MAX];
 	struct trace_string *r = (struct trace_string *)buf;
@@ -935,6 +983,7 @@ static uint32_t stage_string(const char *s, size_t len)
 		return 0;
 	if (len > CL_STR_MAX)
 		len = CL_STR_MAX;
+	cl_utf8_clean(s, len);
 	r->id = atomic_fetch_add(&str_next_id, 1);
 	r->len = (uint32_t)len;
 	memcpy(r + 1, s, len);

@@ -57,6 +57,7 @@ static size_t read_comm(uint32_t tid, char *buf, size_t cap)
 	while (n && (buf[n - 1] == '\n' || !buf[n - 1]))
 		n--;
 	buf[n] = 0;
+	cl_utf8_clean(buf, (size_t)n); /* the kernel cuts names at 15 bytes */
 	return (size_t)n;
 }
 
