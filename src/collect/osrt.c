@@ -437,12 +437,31 @@ CL_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 
 /* ---- exec and _exit ---- */
 
+/*
+ * An exec of a path that does not exist or may not be run fails without
+ * ending the stream: shells (dash) try execve() along $PATH, and each
+ * failed try would otherwise start a new part of the same process.
+ */
+static int exec_cannot_run(const char *path)
+{
+	int e = errno, r;
+
+	if (!path)
+		return 0;
+	r = faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0 &&
+	    (errno == ENOENT || errno == ENOTDIR || errno == EACCES);
+	errno = e;
+	return r;
+}
+
 CL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	static int (*real)(const char *, char *const[], char *const[]);
 	int r, e;
 
 	RESOLVE(real, "execve");
+	if (exec_cannot_run(path))
+		return real(path, argv, envp);
 	cl_before_exec();
 	r = real(path, argv, envp);
 	e = errno;
@@ -457,6 +476,8 @@ CL_EXPORT int execv(const char *path, char *const argv[])
 	int r, e;
 
 	RESOLVE(real, "execv");
+	if (exec_cannot_run(path))
+		return real(path, argv);
 	cl_before_exec();
 	r = real(path, argv);
 	e = errno;
