@@ -1691,8 +1691,11 @@ int cl_init(void)
 	atomic_store(&my_pid, (uint32_t)syscall(SYS_getpid));
 	clk_init();
 	if (part_start() < 0) {
-		fprintf(stderr, "gpuscope collector: cannot write a part file in '%s': %s\n",
-			cl_config.dir, strerror(errno));
+		/* no directory: the profile that made it has ended (a process
+		 * outlived it); the program runs on unrecorded and unwarned */
+		if (errno != ENOENT)
+			fprintf(stderr, "gpuscope collector: cannot write a part file in '%s': %s\n",
+				cl_config.dir, strerror(errno));
 		goto out;
 	}
 	if (cl_config.delay_ns || cl_config.duration_ns) {
