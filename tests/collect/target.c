@@ -431,6 +431,11 @@ int main(int argc, char **argv)
 			sleep_ns(2000000);
 		}
 		return 0;
+	} else if (!strcmp(mode, "lowfd")) {
+		/* the lowest free descriptor is the program's, as without the collector */
+		sleep_ns(60000000); /* the CPU sampler has seen this thread */
+		printf("%d\n", open("/dev/null", O_RDONLY));
+		return 0;
 	} else if (!strcmp(mode, "orphan")) {
 		/* the program ends while its child still runs (a helper process) */
 		if (fork() == 0) {
