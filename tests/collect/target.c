@@ -432,9 +432,18 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	} else if (!strcmp(mode, "lowfd")) {
-		/* the lowest free descriptor is the program's, as without the collector */
-		sleep_ns(60000000); /* the CPU sampler has seen this thread */
-		printf("%d\n", open("/dev/null", O_RDONLY));
+		/* the low descriptors are the program's alone, as without the collector */
+		char path[64], link[256];
+		sleep_ns(100000000); /* the CPU sampler has seen this thread */
+		for (int fd = 0; fd < 700; fd++) {
+			ssize_t k;
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			k = readlink(path, link, sizeof(link) - 1);
+			if (k > 0) {
+				link[k] = 0;
+				printf("%d %s\n", fd, strncmp(link, "/proc/", 6) ? "" : link + 6 + strcspn(link + 6, "/"));
+			}
+		}
 		return 0;
 	} else if (!strcmp(mode, "orphan")) {
 		/* the program ends while its child still runs (a helper process) */
