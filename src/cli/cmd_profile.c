@@ -14,6 +14,7 @@
 #include "../util/util.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -23,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char profile_usage[] =
@@ -281,12 +284,16 @@ static pid_t spawn(char **argv)
 	return pid;
 }
 
+/*
+ * Wait for the program, reaping every other process of its tree that ends
+ * meanwhile (profile is their subreaper, so orphans leave no zombies).
+ */
 static int wait_status(pid_t pid)
 {
 	int st;
 
 	for (;;) {
-		pid_t r = waitpid(pid, &st, 0);
+		pid_t r = waitpid(-1, &st, 0);
 		if (r == pid)
 			break;
 		if (r < 0 && errno != EINTR)
@@ -297,6 +304,87 @@ static int wait_status(pid_t pid)
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return 1;
+}
+
+/*
+ * Processes of the tree still running when the program ended (Python's
+ * resource tracker and forkserver, a pipeline's last writers) usually end
+ * within milliseconds: give them up to PROFILE_LINGER_MS to finish their
+ * part files.  Longer-lived ones (daemons) are left running.
+ */
+#define PROFILE_LINGER_MS 2000
+
+static void wait_rest(void)
+{
+	for (int waited = 0; waited < PROFILE_LINGER_MS;) {
+		struct timespec ts = { 0, 5 * 1000000L };
+		pid_t r = waitpid(-1, NULL, WNOHANG);
+		if (r > 0)
+			continue;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return; /* ECHILD: none left */
+		nanosleep(&ts, NULL);
+		waited += 5;
+	}
+}
+
+/*
+ * Is @prog (found as execvp() would) an ELF executable without a program
+ * interpreter?  A statically linked program never loads the collector.
+ */
+static int is_static_elf(const char *prog)
+{
+	unsigned char h[64];
+	char *path = NULL;
+	int fd = -1, stat_elf = 0;
+
+	if (strchr(prog, '/')) {
+		path = xstrdup(prog);
+	} else {
+		const char *p = getenv("PATH");
+		if (!p || !*p)
+			p = "/usr/local/bin:/usr/bin:/bin";
+		while (*p) {
+			size_t n = strcspn(p, ":");
+			char *cand = xstrfmt("%.*s/%s", (int)n, n ? p : ".", prog);
+			if (access(cand, X_OK) == 0) {
+				path = cand;
+				break;
+			}
+			free(cand);
+			p += n;
+			if (*p == ':')
+				p++;
+		}
+	}
+	if (path)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && read(fd, h, sizeof(h)) == (ssize_t)sizeof(h) && !memcmp(h, ELFMAG, SELFMAG) &&
+	    h[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr eh;
+		memcpy(&eh, h, sizeof(eh));
+		if (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) {
+			stat_elf = 1;
+			for (unsigned i = 0; i < eh.e_phnum; i++) {
+				Elf64_Phdr ph;
+				if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
+				    (ssize_t)sizeof(ph)) {
+					stat_elf = 0;
+					break;
+				}
+				if (ph.p_type == PT_INTERP) {
+					stat_elf = 0;
+					break;
+				}
+			}
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return stat_elf;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -554,6 +642,11 @@ int cmd_profile(int argc, char **argv)
 	for (int i = 0; i < 4; i++)
 		sigaction(fwd[i], &sa, &old[i]);
 
+	if (is_static_elf(argv[first]))
+		warning("'%s' is statically linked: the collector cannot be loaded into it, only into "
+			"the dynamically linked programs it runs", argv[first]);
+	/* orphans of the tree become our children: reaped, and waited for briefly */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	pid = spawn(argv + first);
 	if (pid < 0) {
 		if (sampler)
@@ -572,6 +665,7 @@ int cmd_profile(int argc, char **argv)
 	child_pid = pid;
 	status = wait_status(pid);
 	child_pid = 0;
+	wait_rest();
 	for (int i = 0; i < 4; i++)
 		sigaction(fwd[i], &old[i], NULL);
 	if (sampler && nvml_sampler_stop(sampler) < 0)
@@ -579,14 +673,19 @@ int cmd_profile(int argc, char **argv)
 
 	parts = list_parts(tmp, &nparts);
 	if (!nparts) {
-		error("no data was recorded in '%s' (was the collector '%s' loaded?)", tmp, lib);
-		ret = -1;
+		error("no data was recorded (was the collector '%s' loaded?)", lib);
+		remove_dir(tmp, parts, nparts);
+		if (!status)
+			status = EXIT_FAIL;
+		ret = 1;
 	} else {
 		ret = trace_merge(out, (const char *const *)parts, nparts, !o.force);
 		if (ret == 0)
 			ret = count_report(out, &events, &procs);
 	}
-	if (ret < 0) {
+	if (ret > 0) {
+		/* nothing recorded: said above */
+	} else if (ret < 0) {
 		error("the parts of the report are kept in '%s'", tmp);
 		if (!status)
 			status = EXIT_FAIL;

@@ -926,7 +926,55 @@ static void stage_entry(unsigned type, const void *rec, size_t size)
 	stage_raw(buf, n);
 }
 
-static uint32_t stage_string(const char *s, size_t len)
+/* Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t k;
+	uint32_t c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		k = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		k = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		k = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (k > n)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return k;
+}
+
+/*
+ * Command lines and paths are bytes, the report's strings are UTF-8 text
+ * (JSON, HTML, Perfetto): every byte that is not part of a valid sequence
+ * becomes '?'.
+ */
+void cl_utf8_clean(char *s, size_t n)
+{
+	unsigned char *u = (unsigned char *)s;
+
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_seq(u + i, n - i);
+		if (!k) {
+			u[i++] = '?';
+			continue;
+		}
+		i += k;
+	}
+}
+
+static uint32_t stage_string(char *s, size_t len)
 {
 	unsigned char buf[sizeof(struct trace_string) + CL_STR_MAX];
 	struct trace_string *r = (struct trace_string *)buf;
@@ -935,6 +983,7 @@ static uint32_t stage_string(const char *s, size_t len)
 		return 0;
 	if (len > CL_STR_MAX)
 		len = CL_STR_MAX;
+	cl_utf8_clean(s, len);
 	r->id = atomic_fetch_add(&str_next_id, 1);
 	r->len = (uint32_t)len;
 	memcpy(r + 1, s, len);
@@ -1306,6 +1355,19 @@ static void crash_flush(int clean)
 	atomic_store(&finished, 1);
 }
 
+static int (*real_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!real_sigaction_fn)
+		real_sigaction_fn = (int (*)(int, const struct sigaction *, struct sigaction *))cl_sym("sigaction");
+	if (!real_sigaction_fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real_sigaction_fn(sig, act, old);
+}
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
@@ -1315,39 +1377,125 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	cl_guard_depth = 1;
 	if (atomic_load(&cl_live) && !cl_in_vfork_child()) {
-		int clean = sig == SIGINT || sig == SIGTERM;
+		/* a termination request, not a crash: the stream ends cleanly */
+		int clean = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE;
 		if (clean)
 			cl_cuda_flush(1);
 		crash_flush(clean);
 	}
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
+	real_sigaction(sig, &dfl, NULL);
 	errno = saved;
 	raise(sig);
 }
 
+static int is_collector_handler(const struct sigaction *sa)
+{
+	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_signal;
+}
+
+static const int caught_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+				   SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+static int is_caught(int sig)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(caught_sigs); i++)
+		if (caught_sigs[i] == sig)
+			return 1;
+	return 0;
+}
+
+static void collector_action(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_sigaction = on_signal;
+	sa->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa->sa_mask);
+}
+
 static void signals_install(void)
 {
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGTERM };
+	static const int *sigs = caught_sigs;
 	static char altstack[64 << 10];
-	stack_t ss;
+	stack_t ss, cur;
 
-	memset(&ss, 0, sizeof(ss));
-	ss.ss_sp = altstack;
-	ss.ss_size = sizeof(altstack);
-	sigaltstack(&ss, NULL);
-	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
+	/* an alternate stack the program (or its launcher) set stays */
+	if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+		memset(&ss, 0, sizeof(ss));
+		ss.ss_sp = altstack;
+		ss.ss_size = sizeof(altstack);
+		sigaltstack(&ss, NULL);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(caught_sigs); i++) {
 		struct sigaction old, sa;
-		if (sigaction(sigs[i], NULL, &old) < 0 ||
+		if (real_sigaction(sigs[i], NULL, &old) < 0 ||
 		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
 			continue; /* the program (or its launcher) chose already */
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = on_signal;
-		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		sigaction(sigs[i], &sa, NULL);
+		collector_action(&sa);
+		real_sigaction(sigs[i], &sa, NULL);
 	}
+}
+
+/*
+ * The collector's handlers are invisible: where one is installed the
+ * program is told the action is the default (Python maps an unknown C
+ * handler to None, and then neither installs KeyboardInterrupt nor can
+ * restore a handler it saved).  Setting a handler or SIG_IGN replaces
+ * ours; setting SIG_DFL installs ours, which ends in the default action
+ * (programs such as sort(1) catch SIGPIPE, clean up, then restore the
+ * default and raise the signal again).
+ */
+static int wants_default(int sig, const struct sigaction *act)
+{
+	return act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
+	       is_caught(sig) && atomic_load(&cl_live) && !cl_in_vfork_child();
+}
+
+CL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction ours;
+	int r;
+
+	if (wants_default(sig, act)) {
+		collector_action(&ours);
+		act = &ours;
+	}
+	r = real_sigaction(sig, act, old);
+
+	if (r == 0 && old && is_collector_handler(old)) {
+		memset(old, 0, sizeof(*old));
+		old->sa_handler = SIG_DFL;
+	}
+	return r;
+}
+
+CL_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	static sighandler_t (*real)(int, sighandler_t);
+	struct sigaction cur;
+	int ours;
+	sighandler_t r;
+
+	if (!real)
+		real = (sighandler_t (*)(int, sighandler_t))cl_sym("signal");
+	if (!real) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	if (handler == SIG_DFL) {
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		if (wants_default(sig, &dfl)) {
+			if (sigaction(sig, &dfl, &cur) < 0)
+				return SIG_ERR;
+			return cur.sa_handler;
+		}
+	}
+	ours = real_sigaction(sig, NULL, &cur) == 0 && is_collector_handler(&cur);
+	r = real(sig, handler);
+	return ours && r != SIG_ERR ? SIG_DFL : r;
 }
 
 /* ---- ending ---- */
@@ -1543,8 +1691,11 @@ int cl_init(void)
 	atomic_store(&my_pid, (uint32_t)syscall(SYS_getpid));
 	clk_init();
 	if (part_start() < 0) {
-		fprintf(stderr, "gpuscope collector: cannot write a part file in '%s': %s\n",
-			cl_config.dir, strerror(errno));
+		/* no directory: the profile that made it has ended (a process
+		 * outlived it); the program runs on unrecorded and unwarned */
+		if (errno != ENOENT)
+			fprintf(stderr, "gpuscope collector: cannot write a part file in '%s': %s\n",
+				cl_config.dir, strerror(errno));
 		goto out;
 	}
 	if (cl_config.delay_ns || cl_config.duration_ns) {

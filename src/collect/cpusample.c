@@ -57,6 +57,7 @@ static size_t read_comm(uint32_t tid, char *buf, size_t cap)
 	while (n && (buf[n - 1] == '\n' || !buf[n - 1]))
 		n--;
 	buf[n] = 0;
+	cl_utf8_clean(buf, (size_t)n); /* the kernel cuts names at 15 bytes */
 	return (size_t)n;
 }
 
@@ -76,6 +77,14 @@ static struct task *task_add(uint32_t tid)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
+	{
+		/* above the part file, out of the way of the program's low descriptors */
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 701);
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+	}
 	if (ntasks == atasks) {
 		size_t na = atasks ? atasks * 2 : 64;
 		struct task *nt = realloc(tasks, na * sizeof(*nt));

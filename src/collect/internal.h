@@ -104,6 +104,9 @@ extern _Atomic int cl_part_fd;
 /* Move the part file off descriptor @fd (the program dup2()s onto it). */
 void cl_part_fd_move(int fd);
 
+/* Replace every byte of @s[0..n) that is not valid UTF-8 with '?'. */
+void cl_utf8_clean(char *s, size_t n);
+
 /* The writer thread's tid (not sampled). */
 extern uint32_t cl_writer_tid;
 

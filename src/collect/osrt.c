@@ -298,6 +298,53 @@ CL_EXPORT int dup3(int oldfd, int newfd, int flags)
 	return real(oldfd, newfd, flags);
 }
 
+/*
+ * close_range()/closefrom() over the part file's descriptor (Python's
+ * os.closerange, subprocess's close_fds, daemons): everything but it is
+ * closed.  CLOSE_RANGE_CLOEXEC only marks descriptors and passes through.
+ */
+CL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	static int (*real)(unsigned int, unsigned int, int);
+	int pfd = atomic_load_explicit(&cl_part_fd, memory_order_relaxed);
+	unsigned int p = (unsigned int)pfd;
+	int r = 0;
+
+	RESOLVE(real, "close_range");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (pfd < 0 || cl_guard_depth || (flags & CLOSE_RANGE_CLOEXEC) || p < first || p > last)
+		return real(first, last, flags);
+	if (p > first)
+		r = real(first, p - 1, flags);
+	if (r == 0 && p < last)
+		r = real(p + 1, last, flags);
+	return r;
+}
+
+CL_EXPORT void closefrom(int lowfd)
+{
+	static void (*real)(int);
+	int pfd = atomic_load_explicit(&cl_part_fd, memory_order_relaxed);
+
+	RESOLVE(real, "closefrom");
+	if (pfd < 0 || cl_guard_depth || lowfd > pfd || lowfd < 0) {
+		if (real)
+			real(lowfd);
+		return;
+	}
+	for (int fd = lowfd; fd < pfd; fd++) {
+		static int (*real_close)(int);
+		RESOLVE(real_close, "close");
+		if (real_close)
+			real_close(fd);
+	}
+	if (real)
+		real(pfd + 1);
+}
+
 /* ---- locks: time only the contended case ---- */
 
 #define WRAP_LOCK(name, tryname, func, type)                                    \
@@ -390,12 +437,31 @@ CL_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 
 /* ---- exec and _exit ---- */
 
+/*
+ * An exec of a path that does not exist or may not be run fails without
+ * ending the stream: shells (dash) try execve() along $PATH, and each
+ * failed try would otherwise start a new part of the same process.
+ */
+static int exec_cannot_run(const char *path)
+{
+	int e = errno, r;
+
+	if (!path)
+		return 0;
+	r = faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0 &&
+	    (errno == ENOENT || errno == ENOTDIR || errno == EACCES);
+	errno = e;
+	return r;
+}
+
 CL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	static int (*real)(const char *, char *const[], char *const[]);
 	int r, e;
 
 	RESOLVE(real, "execve");
+	if (exec_cannot_run(path))
+		return real(path, argv, envp);
 	cl_before_exec();
 	r = real(path, argv, envp);
 	e = errno;
@@ -410,6 +476,8 @@ CL_EXPORT int execv(const char *path, char *const argv[])
 	int r, e;
 
 	RESOLVE(real, "execv");
+	if (exec_cannot_run(path))
+		return real(path, argv);
 	cl_before_exec();
 	r = real(path, argv);
 	e = errno;

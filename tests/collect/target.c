@@ -213,6 +213,12 @@ static int nvtx_api(void)
 	return 0;
 }
 
+static void sigpipe_again(int sig)
+{
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -385,6 +391,70 @@ int main(int argc, char **argv)
 		return 0;
 	} else if (!strcmp(mode, "nvtx-api")) {
 		return nvtx_api();
+	} else if (!strcmp(mode, "sigquery")) {
+		/* what the program sees of the signal actions it did not set */
+		static const int sigs[] = { SIGSEGV, SIGABRT, SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+			struct sigaction sa;
+			void (*prev)(int) = signal(sigs[i], SIG_IGN);
+			signal(sigs[i], prev);
+			sigaction(sigs[i], NULL, &sa);
+			printf("%d %s %s\n", sigs[i],
+			       !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL ? "dfl" : "other",
+			       prev == SIG_DFL ? "dfl" : "other");
+		}
+		return 0;
+	} else if (!strcmp(mode, "sigpipe")) {
+		/* like sort(1): catch SIGPIPE, restore the default, raise it again */
+		int p[2];
+		signal(SIGPIPE, sigpipe_again);
+		if (pipe(p) < 0)
+			return 1;
+		close(p[0]);
+		for (int i = 0; i < 20; i++)
+			nvtxMarkA("before");
+		if (write(p[1], "x", 1) < 0)
+			return 3;
+		return 0;
+	} else if (!strcmp(mode, "closerange")) {
+		int p[2];
+		if (pipe(p) < 0)
+			return 1;
+		nvtxMarkA("fd");
+		if (close_range(3, ~0U, 0) < 0)
+			return 1;
+		if (fcntl(p[0], F_GETFD) >= 0 || fcntl(p[1], F_GETFD) >= 0)
+			return 4; /* the program's own descriptors must be closed */
+		closefrom(3);
+		for (int i = 0; i < 49; i++) {
+			nvtxMarkA("fd");
+			sleep_ns(2000000);
+		}
+		return 0;
+	} else if (!strcmp(mode, "lowfd")) {
+		/* the low descriptors are the program's alone, as without the collector */
+		char path[64], link[256];
+		sleep_ns(100000000); /* the CPU sampler has seen this thread */
+		for (int fd = 0; fd < 700; fd++) {
+			ssize_t k;
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			k = readlink(path, link, sizeof(link) - 1);
+			if (k > 0) {
+				link[k] = 0;
+				printf("%d %s\n", fd, strncmp(link, "/proc/", 6) ? "" : link + 6 + strcspn(link + 6, "/"));
+			}
+		}
+		return 0;
+	} else if (!strcmp(mode, "orphan")) {
+		/* the program ends while its child still runs (a helper process) */
+		if (fork() == 0) {
+			sleep_ns(300000000);
+			for (int i = 0; i < 10; i++)
+				nvtxMarkA("orphan");
+			exit(0);
+		}
+		nvtxMarkA("parent");
+		return 0;
 	}
 	fprintf(stderr, "gs_target: unknown mode '%s'\n", mode);
 	return 2;
