@@ -3,6 +3,7 @@
  */
 #include "model.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,9 @@ struct loader {
 	MODEL_TABLE(struct trace_process) proc_ev;
 	MODEL_TABLE(uint32_t) proc_streams;
 	const struct model_sink *sink;
+	size_t map_total, map_budget;  /* string-map slots of all streams, and their cap */
+	uint64_t strings_dropped;      /* definitions with ids no real writer reaches */
+	uint64_t metrics_dropped;      /* metric samples that are NaN or infinite */
 	uint64_t sunk_min, sunk_max;   /* span of the rows handed to the sink */
 	unsigned sunk_has;             /* MODEL_HAS_* of the rows handed to the sink */
 };
@@ -153,15 +157,27 @@ static void define_string(struct loader *l, struct stream_state *st, const void 
 	memcpy(&ts, rec, sizeof(ts));
 	if (ts.len > size - sizeof(ts) || ts.id >= (1u << 26))
 		return;
-	gid = strtab_intern_n(&l->m->str, (const char *)rec + sizeof(ts), ts.len);
 	if (ts.id >= st->map_n) {
 		size_t n = st->map_n ? st->map_n : 1024;
 		while (n <= ts.id)
 			n *= 2;
+		/*
+		 * Ids are handed out densely from 1, and every id a writer hands
+		 * out costs at least one 16-byte definition somewhere in the file,
+		 * so the maps of all streams together never need more slots than a
+		 * few times the file size in bytes.  A bigger id is damage or a
+		 * crafted file (one 24-byte entry would cost 256 MiB): skip it.
+		 */
+		if (l->map_total - st->map_n + n > l->map_budget) {
+			l->strings_dropped++;
+			return;
+		}
+		l->map_total += n - st->map_n;
 		st->map = xrealloc(st->map, n * sizeof(*st->map));
 		memset(st->map + st->map_n, 0xff, (n - st->map_n) * sizeof(*st->map));
 		st->map_n = n;
 	}
+	gid = strtab_intern_n(&l->m->str, (const char *)rec + sizeof(ts), ts.len);
 	st->map[ts.id] = gid;
 }
 
@@ -226,6 +242,11 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 
 	if (!st)
 		return;
+	/* a NaN or infinity has no place on a time series (and breaks exports) */
+	if (type == TRACE_EV_METRIC && !isfinite(((const struct trace_metric *)rec)->value)) {
+		l->metrics_dropped++;
+		return;
+	}
 	m->events++;
 	if (l->sink && type < 32 && (l->sink->types & (1u << type))) {
 		sink_row(l, stream, type, rec);
@@ -653,6 +674,7 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 	memset(&l, 0, sizeof(l));
 	l.m = m;
 	l.sink = sink;
+	l.map_budget = 4 * (size_t)r.file_size + (1u << 20);
 	free(m->path);
 	m->path = xstrdup(path);
 	m->format = "gpuscope";
@@ -693,6 +715,12 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 			   (unsigned long long)r.chunks_read, (unsigned long long)r.bytes_skipped);
 	if (bad_entries)
 		model_warn(m, "report '%s': %d chunks had malformed entries", path, bad_entries);
+	if (l.strings_dropped)
+		model_warn(m, "report '%s': skipped %llu string definitions with implausibly large ids",
+			   path, (unsigned long long)l.strings_dropped);
+	if (l.metrics_dropped)
+		model_warn(m, "report '%s': skipped %llu metric samples that are not finite numbers",
+			   path, (unsigned long long)l.metrics_dropped);
 	if (r.chunks_unknown)
 		model_warn(m, "report '%s': skipped %llu chunks of types this version does not know",
 			   path, (unsigned long long)r.chunks_unknown);
