@@ -34,6 +34,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -256,15 +257,21 @@ static int64_t parse_int(const char *s, size_t len)
 	return neg ? -v : v;
 }
 
-static double parse_double(const char *s, size_t len)
+/* A finite double, or -1: JSON has no NaN, but 1e999 reads as infinity. */
+static int parse_double(const char *s, size_t len, double *out)
 {
 	char buf[64];
+	double d;
 
 	if (len >= sizeof(buf))
-		return 0;
+		return -1;
 	memcpy(buf, s, len);
 	buf[len] = 0;
-	return strtod(buf, NULL);
+	d = strtod(buf, NULL);
+	if (!isfinite(d))
+		return -1;
+	*out = d;
+	return 0;
 }
 
 /* A pid/tid given as a string: "stream 7" (legacy) gives 7; no digits, not ok. */
@@ -579,7 +586,8 @@ static void memory_instant(struct kparser *p, const struct kev *e)
 	if (dev != UINT32_MAX && e->mem_bytes) {
 		struct trace_memory *mm = MODEL_PUSH(p->m->memory);
 		mm->time = e->ts;
-		mm->bytes = (uint64_t)(e->mem_bytes < 0 ? -e->mem_bytes : e->mem_bytes);
+		/* in unsigned arithmetic: -INT64_MIN does not exist */
+		mm->bytes = e->mem_bytes < 0 ? 0 - (uint64_t)e->mem_bytes : (uint64_t)e->mem_bytes;
 		mm->op = e->mem_bytes > 0 ? TRACE_MEM_ALLOC : TRACE_MEM_FREE;
 		mm->device = dev;
 		mm->pid = u32(e->pid);
@@ -788,8 +796,8 @@ static void generic_num(struct kparser *p, const char *s, size_t len)
 {
 	struct kev *e = &p->ev;
 
-	if (e->ngen < MAX_GENERIC_ARGS)
-		e->gen[e->ngen++].value = parse_double(s, len);
+	if (e->ngen < MAX_GENERIC_ARGS && parse_double(s, len, &e->gen[e->ngen].value) == 0)
+		e->ngen++;
 }
 
 static int cb_number(void *ctx, const char *s, size_t len)
@@ -836,12 +844,10 @@ static int cb_number(void *ctx, const char *s, size_t len)
 		case K_DEVICE_TYPE: e->device_type = parse_int(s, len); break;
 		case K_MEM_BYTES: e->mem_bytes = parse_int(s, len); break;
 		case K_TOTAL_ALLOC:
-			e->total_alloc = parse_double(s, len);
-			e->has_total_alloc = 1;
+			e->has_total_alloc = parse_double(s, len, &e->total_alloc) == 0;
 			break;
 		case K_TOTAL_RESERVED:
-			e->total_reserved = parse_double(s, len);
-			e->has_total_reserved = 1;
+			e->has_total_reserved = parse_double(s, len, &e->total_reserved) == 0;
 			break;
 		case K_UNKNOWN:
 			if (e->ph == 'C' || e->ph == 0)

@@ -20,6 +20,7 @@
 #include "import_int.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ struct nsys {
 	size_t nstr;
 	int memkind_nsys;         /* mem kind codes are nsys's (0 = pageable) */
 	uint64_t backtrace_rows, osrt_unknown;
+	uint64_t strings_skipped, metrics_skipped; /* implausible string ids, NaN/inf samples */
 	MODEL_TABLE(uint32_t) pids;
 };
 
@@ -159,14 +161,29 @@ static int load_strings(struct nsys *n)
 	sqlite3_stmt *st;
 	int err, rc;
 
+	sqlite3_stmt *cnt;
+	int64_t max_id = 1 << 16;
+
+	/*
+	 * nsys numbers strings densely from 0, and the map is indexed by id: an
+	 * id far beyond the row count (one row with id 2^28 cost 1 GiB) is
+	 * damage or a crafted file and is skipped.
+	 */
+	if (sqlite3_prepare_v2(n->db, "SELECT count(*) FROM StringIds", -1, &cnt, NULL) == SQLITE_OK) {
+		if (sqlite3_step(cnt) == SQLITE_ROW)
+			max_id += 2 * sqlite3_column_int64(cnt, 0);
+		sqlite3_finalize(cnt);
+	}
 	st = query(n, "StringIds", cols, &err);
 	if (!st)
 		return err;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = col_i(st, 0);
 		const unsigned char *v = sqlite3_column_text(st, 1);
-		if (id < 0 || id > (1 << 28))
+		if (id < 0 || id > max_id || id > (1 << 28)) {
+			n->strings_skipped++;
 			continue;
+		}
 		if ((size_t)id >= n->nstr) {
 			size_t nn = (size_t)id + 1 > n->nstr * 2 ? (size_t)id + 1 : n->nstr * 2;
 			n->strmap = xrealloc(n->strmap, nn * sizeof(*n->strmap));
@@ -652,12 +669,18 @@ static int load_gpu_metrics(struct nsys *n)
 		return 0;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_metric *mt = MODEL_PUSH(n->m->metrics);
+		struct trace_metric *mt;
 		const unsigned char *name = sqlite3_column_text(st, 3);
 		struct strbuf sb = STRBUF_INIT;
+		double v = sqlite3_column_double(st, 1);
+		if (!isfinite(v)) { /* SQLite stores 9e999 as infinity */
+			n->metrics_skipped++;
+			continue;
+		}
+		mt = MODEL_PUSH(n->m->metrics);
 		strbuf_addf(&sb, "nsys:%s", name ? (const char *)name : "?");
 		mt->time = col_time(st, 0);
-		mt->value = sqlite3_column_double(st, 1);
+		mt->value = v;
 		mt->device = col_u32(st, 2);
 		mt->name_id = model_intern(n->m, sb.buf);
 		strbuf_release(&sb);
@@ -775,6 +798,12 @@ static int nsys_read(struct nsys *n)
 	if (n->backtrace_rows)
 		model_warn(m, "nsys: %" PRIu64 " CUDA backtrace rows (eventClass 67) repeat API calls already counted and were not imported",
 			   n->backtrace_rows);
+	if (n->strings_skipped)
+		model_warn(m, "nsys: %" PRIu64 " StringIds rows with implausible ids were skipped",
+			   n->strings_skipped);
+	if (n->metrics_skipped)
+		model_warn(m, "nsys: %" PRIu64 " GPU_METRICS samples that are not finite numbers were skipped",
+			   n->metrics_skipped);
 	if (n->osrt_unknown)
 		model_warn(m, "nsys: %" PRIu64 " OS-runtime calls of functions gpuscope does not model were skipped",
 			   n->osrt_unknown);
