@@ -175,7 +175,7 @@ struct kparser {
 	int64_t rank, world_size;
 	struct strbuf backend, nccl_version, host_name;
 	int has_rank, has_world_size, profile_memory, saw_memory, saw_sync, saw_counter;
-	uint64_t skipped_events, events_seen, legacy_events;
+	uint64_t skipped_events, events_seen, legacy_events, dup_devices;
 };
 
 /* ---- number parsing ---- */
@@ -1051,7 +1051,16 @@ static int cb_end_map(void *ctx)
 	} else if (p->in_dist && p->depth == p->in_dist - 1) {
 		p->in_dist = 0;
 	} else if (p->dev_open && p->depth == p->in_devprops) {
-		*MODEL_PUSH(p->m->devices) = p->dev;
+		/* one row per device id: a repeated entry replaces the earlier one */
+		struct trace_device *d = NULL;
+		for (size_t i = 0; i < p->m->devices.n && !d; i++)
+			if (p->m->devices.v[i].id == p->dev.id)
+				d = &p->m->devices.v[i];
+		if (d)
+			p->dup_devices++;
+		else
+			d = MODEL_PUSH(p->m->devices);
+		*d = p->dev;
 		p->dev_open = 0;
 	}
 	return 1;
@@ -1226,6 +1235,9 @@ static void finish_model(struct kparser *p)
 		model_warn(m, "%s", sb.buf);
 		strbuf_release(&sb);
 	}
+	if (p->dup_devices)
+		model_warn(m, "kineto: deviceProperties repeats a device id %" PRIu64 " times; the last entry of each is used",
+			   p->dup_devices);
 	if (p->legacy_events)
 		model_warn(m, "kineto: legacy (2021) event categories read as their current names");
 	model_warn(m, "no OS-runtime data in this trace: the starvation rule cannot attribute gaps to I/O");

@@ -910,6 +910,27 @@ static void test_nsys_hostile_values(void)
 	model_release(&m);
 }
 
+/* A device id listed twice in deviceProperties is one GPU, not two. */
+static void test_kineto_duplicate_device(void)
+{
+	struct model m;
+	const struct trace_device *d;
+
+	CHECK_EQ_I64(load_json(&m,
+		"{\"deviceProperties\":[{\"id\":0,\"name\":\"A\",\"numSms\":10},"
+		" {\"id\":1,\"name\":\"B\",\"numSms\":20},{\"id\":0,\"name\":\"C\",\"numSms\":132}],"
+		" \"traceEvents\":[]}"), 0);
+	CHECK_EQ_U64(m.devices.n, 2);
+	d = model_device(&m, 0);
+	CHECK(d != NULL);
+	if (d) {
+		CHECK_STR(model_str(&m, d->name_id), "C");
+		CHECK_EQ_U64(d->sm_count, 132);
+	}
+	CHECK(has_warning(&m, "kineto: deviceProperties repeats a device id 1 times"));
+	model_release(&m);
+}
+
 static void test_sniff(void)
 {
 	CHECK(import_sniff_json((const unsigned char *)"  \n{", 4));
@@ -940,6 +961,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_bad_sqlite),
 	GSTEST(test_kineto_extreme_numbers),
 	GSTEST(test_nsys_hostile_values),
+	GSTEST(test_kineto_duplicate_device),
 	GSTEST(test_sniff),
 	{ 0 },
 };
