@@ -109,6 +109,8 @@ static const struct key_def obj_keys[] = {
 static unsigned key_lookup(const struct key_def *defs, size_t n, const unsigned char *s,
 			   size_t len)
 {
+	if (!len)
+		return K_UNKNOWN;
 	for (size_t i = 0; i < n; i++)
 		if (defs[i].len == len && defs[i].s[0] == s[0] && !memcmp(defs[i].s, s, len))
 			return defs[i].key;
@@ -983,8 +985,7 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t len)
 {
 	struct kparser *p = ctx;
 
-	if (!len)
-		return 1;
+	/* an empty key is a key we do not know: its value must not go to the previous key */
 	switch (where_am_i(p)) {
 	case W_EVENT:
 		p->ev_key = key_lookup(event_keys, ARRAY_SIZE(event_keys), s, len);

@@ -931,6 +931,20 @@ static void test_kineto_duplicate_device(void)
 	model_release(&m);
 }
 
+/* The value of an empty key is not the value of the key before it. */
+static void test_kineto_empty_key(void)
+{
+	struct model m;
+
+	CHECK_EQ_I64(load_json(&m,
+		"[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":10,"
+		"  \"dur\":5,\"\":99,\"args\":{\"stream\":3,\"\":8}}]"), 0);
+	CHECK_EQ_U64(m.kernels.n, 1);
+	CHECK_EQ_U64(m.kernels.v[0].end - m.kernels.v[0].start, 5000);
+	CHECK_EQ_U64(m.kernels.v[0].stream, 3);
+	model_release(&m);
+}
+
 static void test_sniff(void)
 {
 	CHECK(import_sniff_json((const unsigned char *)"  \n{", 4));
@@ -962,6 +976,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_kineto_extreme_numbers),
 	GSTEST(test_nsys_hostile_values),
 	GSTEST(test_kineto_duplicate_device),
+	GSTEST(test_kineto_empty_key),
 	GSTEST(test_sniff),
 	{ 0 },
 };
