@@ -110,6 +110,8 @@ struct loader {
 	MODEL_TABLE(uint32_t) proc_streams;
 	const struct model_sink *sink;
 	size_t map_total, map_budget;  /* string-map slots of all streams, and their cap */
+	uint32_t max_streams;          /* stream ids below this can be in a file this big */
+	uint64_t streams_dropped;      /* entries and chunks of streams beyond it */
 	uint64_t strings_dropped;      /* definitions with ids no real writer reaches */
 	uint64_t metrics_dropped;      /* metric samples that are NaN or infinite */
 	uint64_t sunk_min, sunk_max;   /* span of the rows handed to the sink */
@@ -123,8 +125,10 @@ struct model_strmap {
 
 static struct stream_state *stream_get(struct loader *l, uint32_t stream)
 {
-	if (stream >= 1u << 20)
+	if (stream >= l->max_streams) {
+		l->streams_dropped++;
 		return NULL;
+	}
 	if (stream >= l->nr_streams) {
 		size_t n = stream + 1;
 		l->streams = xrealloc(l->streams, n * sizeof(*l->streams));
@@ -675,6 +679,14 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 	l.m = m;
 	l.sink = sink;
 	l.map_budget = 4 * (size_t)r.file_size + (1u << 20);
+	/*
+	 * Writers number streams densely from 0 (the collector writes 0, merge
+	 * renumbers), and each stream has at least one 32-byte chunk header, so
+	 * a stream id above file size / 32 is damage; without the cap one chunk
+	 * header could make the loader allocate state for 2^20 streams.
+	 */
+	l.max_streams = r.file_size / TRACE_CHUNK_HEADER_SIZE + 1024 < (1u << 20) ?
+				(uint32_t)(r.file_size / TRACE_CHUNK_HEADER_SIZE + 1024) : 1u << 20;
 	free(m->path);
 	m->path = xstrdup(path);
 	m->format = "gpuscope";
@@ -715,6 +727,9 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 			   (unsigned long long)r.chunks_read, (unsigned long long)r.bytes_skipped);
 	if (bad_entries)
 		model_warn(m, "report '%s': %d chunks had malformed entries", path, bad_entries);
+	if (l.streams_dropped)
+		model_warn(m, "report '%s': skipped %llu entries of streams numbered beyond what the file can hold",
+			   path, (unsigned long long)l.streams_dropped);
 	if (l.strings_dropped)
 		model_warn(m, "report '%s': skipped %llu string definitions with implausibly large ids",
 			   path, (unsigned long long)l.strings_dropped);

@@ -518,6 +518,31 @@ static void test_non_finite_metrics_dropped(void)
 	model_release(&m);
 }
 
+/* A chunk of stream 900000 in a small file: its entries are skipped (the loader kept state for every stream below it). */
+static void test_huge_stream_id_is_skipped(void)
+{
+	const char *path = tmp("streams.gpuscope");
+	struct trace_writer w;
+	struct trace_buf buf = { 0 };
+	struct trace_kernel k = { 0 };
+	struct model m;
+
+	k.start = 10;
+	k.end = 20;
+	trace_buf_add(&buf, TRACE_EV_KERNEL, &k, sizeof(k));
+	CHECK(trace_writer_open(&w, path, 1) == 0);
+	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 0, buf.data, buf.len, 0) == 0);
+	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 1, buf.data, buf.len, 0) == 0);
+	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 900000, buf.data, buf.len, 0) == 0);
+	CHECK(trace_writer_close(&w, 0) == 0);
+	trace_buf_release(&buf);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.kernels.n, 2);
+	CHECK(has_warning(&m, "skipped 1 entries of streams numbered beyond what the file can hold"));
+	model_release(&m);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_roundtrip),
 	GSTEST(test_no_overwrite),
@@ -536,6 +561,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_clip),
 	GSTEST(test_huge_string_id_is_skipped),
 	GSTEST(test_non_finite_metrics_dropped),
+	GSTEST(test_huge_stream_id_is_skipped),
 	{ 0 },
 };
 
