@@ -35,6 +35,9 @@ struct nsys {
 	uint64_t backtrace_rows, osrt_unknown;
 	uint64_t strings_skipped, metrics_skipped; /* implausible string ids, NaN/inf samples */
 	MODEL_TABLE(uint32_t) pids;
+	uint32_t *pid_slot;       /* open-addressing set of pids: pid, 0 = empty */
+	uint32_t *pid_idx;        /* its index in pids */
+	size_t pid_cap;
 };
 
 static uint32_t gtid_pid(int64_t g)
@@ -47,13 +50,48 @@ static uint32_t gtid_tid(int64_t g)
 	return (uint32_t)((uint64_t)g & 0xffffff);
 }
 
+/* Index of @pid in n->pids, or SIZE_MAX. */
+static size_t pid_find(const struct nsys *n, uint32_t pid)
+{
+	if (!n->pid_cap || !pid)
+		return SIZE_MAX;
+	for (size_t i = (pid * 2654435761u) & (n->pid_cap - 1);; i = (i + 1) & (n->pid_cap - 1)) {
+		if (n->pid_slot[i] == pid)
+			return n->pid_idx[i];
+		if (!n->pid_slot[i])
+			return SIZE_MAX;
+	}
+}
+
+static void pid_insert(struct nsys *n, uint32_t pid, uint32_t idx)
+{
+	size_t i = (pid * 2654435761u) & (n->pid_cap - 1);
+
+	while (n->pid_slot[i])
+		i = (i + 1) & (n->pid_cap - 1);
+	n->pid_slot[i] = pid;
+	n->pid_idx[i] = idx;
+}
+
+/*
+ * Every row notes its pid: a set, not a list scan, so that a table of many
+ * distinct pids (a crafted file) costs linear time, not quadratic.
+ */
 static void note_pid(struct nsys *n, uint32_t pid)
 {
-	if (!pid)
+	if (!pid || (n->pids.n && n->pids.v[n->pids.n - 1] == pid) || pid_find(n, pid) != SIZE_MAX)
 		return;
-	for (size_t i = n->pids.n; i > 0; i--)
-		if (n->pids.v[i - 1] == pid)
-			return;
+	if (2 * (n->pids.n + 1) > n->pid_cap) {
+		size_t cap = n->pid_cap ? 2 * n->pid_cap : 64;
+		free(n->pid_slot);
+		free(n->pid_idx);
+		n->pid_slot = xcalloc(cap, sizeof(*n->pid_slot));
+		n->pid_idx = xcalloc(cap, sizeof(*n->pid_idx));
+		n->pid_cap = cap;
+		for (size_t i = 0; i < n->pids.n; i++)
+			pid_insert(n, n->pids.v[i], (uint32_t)i);
+	}
+	pid_insert(n, pid, (uint32_t)n->pids.n);
 	*MODEL_PUSH(n->pids) = pid;
 }
 
@@ -441,8 +479,32 @@ enum {
 
 struct dom_map {
 	int64_t id;
+	size_t seq;               /* row order: a later DOMAIN_CREATE of an id wins */
 	uint32_t name_id;
 };
+
+static int cmp_dom(const void *a, const void *b)
+{
+	const struct dom_map *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->seq > y->seq ? -1 : x->seq < y->seq; /* the latest row first */
+}
+
+/* The name of domain @dom (its latest DOMAIN_CREATE row), 0 if none. */
+static uint32_t dom_name(const struct dom_map *v, size_t n, int64_t dom)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].id < dom)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].id == dom ? v[lo].name_id : 0;
+}
 
 static int load_nvtx(struct nsys *n)
 {
@@ -474,14 +536,14 @@ static int load_nvtx(struct nsys *n)
 			if (pass == 0) {
 				if (type == NVTX_DOMAIN_CREATE) {
 					struct dom_map *d = MODEL_PUSH(doms);
+					d->seq = doms.n;
 					d->id = dom;
 					d->name_id = name;
 				}
 				continue;
 			}
-			for (size_t i = 0; i < doms.n && dom; i++)
-				if (doms.v[i].id == dom)
-					dom_id = doms.v[i].name_id;
+			if (dom)
+				dom_id = dom_name(doms.v, doms.n, dom);
 			if (type == NVTX_PUSHPOP || type == NVTX_STARTEND) {
 				struct trace_nvtx_range *r = MODEL_PUSH(m->nvtx);
 				r->start = col_time(st, 0);
@@ -536,6 +598,8 @@ static int load_nvtx(struct nsys *n)
 			free(doms.v);
 			return err;
 		}
+		if (pass == 0 && doms.n)
+			qsort(doms.v, doms.n, sizeof(*doms.v), cmp_dom);
 	}
 	free(doms.v);
 	return 0;
@@ -722,6 +786,7 @@ static int load_names(struct nsys *n)
 	static const char *const tcols[] = { "nameId", "globalTid", NULL };
 	static const char *const pcols[] = { "globalPid", "pid", "name", NULL };
 	sqlite3_stmt *st;
+	size_t base;
 	int err, rc;
 
 	st = query(n, "ThreadNames", tcols, &err);
@@ -731,10 +796,7 @@ static int load_names(struct nsys *n)
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			uint32_t pid = gtid_pid(col_i(st, 1));
 			struct model_thread *t;
-			int ours = 0;
-			for (size_t i = 0; i < n->pids.n && !ours; i++)
-				ours = n->pids.v[i] == pid;
-			if (!ours)
+			if (pid_find(n, pid) == SIZE_MAX)
 				continue;
 			t = MODEL_PUSH(n->m->threads);
 			t->pid = pid;
@@ -744,6 +806,7 @@ static int load_names(struct nsys *n)
 		if (step_done(n, st, rc, "ThreadNames") < 0)
 			return -1;
 	}
+	base = n->m->procs.n;
 	for (size_t i = 0; i < n->pids.n; i++) {
 		struct model_process *p = MODEL_PUSH(n->m->procs);
 		p->pid = n->pids.v[i];
@@ -757,9 +820,9 @@ static int load_names(struct nsys *n)
 			uint32_t pid = sqlite3_column_type(st, 1) == SQLITE_NULL ?
 					       gtid_pid(col_i(st, 0)) : col_u32(st, 1);
 			const unsigned char *name = sqlite3_column_text(st, 2);
-			for (size_t i = 0; i < n->m->procs.n; i++)
-				if (n->m->procs.v[i].pid == pid && name)
-					n->m->procs.v[i].cmdline_id = model_intern(n->m, (const char *)name);
+			size_t i = pid_find(n, pid);
+			if (i != SIZE_MAX && name)
+				n->m->procs.v[base + i].cmdline_id = model_intern(n->m, (const char *)name);
 		}
 		if (step_done(n, st, rc, "PROCESSES") < 0)
 			return -1;
@@ -849,6 +912,8 @@ int nsys_load(struct model *m, const char *path)
 	sqlite3_close(n.db);
 	free(n.strmap);
 	free(n.pids.v);
+	free(n.pid_slot);
+	free(n.pid_idx);
 	if (ret)
 		return ret;
 	import_nvtx_levels(m);

@@ -945,6 +945,54 @@ static void test_kineto_empty_key(void)
 	model_release(&m);
 }
 
+/*
+ * Many distinct pids (each row looked its pid up in a list: 100000 pids took
+ * 20 s of CPU, a million hours) and a domain created twice (the later name wins).
+ */
+static void test_nsys_many_pids(void)
+{
+	const char *p = tmp("pids.sqlite");
+	sqlite3 *db;
+	struct model m;
+	const char *sql =
+		"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
+		"INSERT INTO StringIds VALUES (1,'k'),(2,'worker');"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT,"
+		"  globalPid INT, shortName INT);"
+		"WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 5000)"
+		"  INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT i * 10, i * 10 + 5, 0, 1, i << 24, 1 FROM c;"
+		"CREATE TABLE PROCESSES(globalPid INT, pid INT, name TEXT);"
+		"WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 5000)"
+		"  INSERT INTO PROCESSES SELECT i << 24, i, 'proc' || i FROM c;"
+		"CREATE TABLE ThreadNames(nameId INT, priority INT, globalTid INT);"
+		"INSERT INTO ThreadNames VALUES (2, 0, (4321 << 24) + 77), (2, 0, (9999 << 24) + 5);"
+		"CREATE TABLE NVTX_EVENTS(start INT, end INT, eventType INT, rangeId INT, text TEXT,"
+		"  globalTid INT, domainId INT);"
+		"INSERT INTO NVTX_EVENTS VALUES (1, NULL, 75, NULL, 'first', 16777217, 3),"
+		"  (2, NULL, 75, NULL, 'second', 16777217, 3), (5, 9, 59, NULL, 'r', 16777217, 3);";
+	uint32_t second;
+
+	CHECK_EQ_I64(sqlite3_open(p, &db), SQLITE_OK);
+	CHECK_EQ_I64(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	model_init(&m);
+	CHECK_EQ_I64(load_input(&m, p), 0);
+	CHECK_EQ_U64(m.kernels.n, 5000);
+	CHECK_EQ_U64(m.procs.n, 5000);
+	for (size_t i = 0; i < m.procs.n; i++) {
+		char want[32];
+		snprintf(want, sizeof(want), "proc%u", m.procs.v[i].pid);
+		CHECK_STR(model_str(&m, m.procs.v[i].cmdline_id), want);
+	}
+	/* a thread of a pid we saw is named; one of a pid we did not see is not */
+	CHECK_STR(model_thread_name(&m, 4321, 77), "worker");
+	CHECK_STR(model_thread_name(&m, 9999, 5), "tid 5");
+	second = strtab_find(&m.str, "second");
+	CHECK_EQ_U64(m.nvtx.n, 1);
+	CHECK_EQ_U64(m.nvtx.v[0].domain_id, second);
+	model_release(&m);
+}
+
 static void test_sniff(void)
 {
 	CHECK(import_sniff_json((const unsigned char *)"  \n{", 4));
@@ -977,6 +1025,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_nsys_hostile_values),
 	GSTEST(test_kineto_duplicate_device),
 	GSTEST(test_kineto_empty_key),
+	GSTEST(test_nsys_many_pids),
 	GSTEST(test_sniff),
 	{ 0 },
 };
