@@ -853,12 +853,25 @@ static int uuid_zero(const uint8_t u[16])
 	return 1;
 }
 
+/* Is @pid in the sorted array @pids? */
 static int pid_in(const uint32_t *pids, size_t n, uint32_t pid)
 {
-	for (size_t i = 0; i < n; i++)
-		if (pids[i] == pid)
-			return 1;
-	return 0;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pids[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && pids[lo] == pid;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 /*
@@ -877,16 +890,25 @@ static void unify_devices(struct model *m)
 
 	if (!m->metrics.n || !m->devices.n)
 		return;
+	/* the pids of kernels and of processes whose CUDA reported devices: sorted, unique */
 	for (size_t i = 0; i < m->kernels.n; i++)
-		if (!pid_in(cuda_pids, ncp, m->kernels.v[i].pid)) {
+		if (!ncp || cuda_pids[ncp - 1] != m->kernels.v[i].pid) {
 			ALLOC_GROW(cuda_pids, ncp + 1, acp);
 			cuda_pids[ncp++] = m->kernels.v[i].pid;
 		}
-	for (size_t i = 0; i < m->devices.n; i++) /* processes whose CUDA reported devices */
-		if (m->devices.v[i].sm_count && !pid_in(cuda_pids, ncp, m->devices.v[i].pid)) {
+	for (size_t i = 0; i < m->devices.n; i++)
+		if (m->devices.v[i].sm_count) {
 			ALLOC_GROW(cuda_pids, ncp + 1, acp);
 			cuda_pids[ncp++] = m->devices.v[i].pid;
 		}
+	if (ncp) {
+		size_t u = 1;
+		qsort(cuda_pids, ncp, sizeof(*cuda_pids), cmp_u32);
+		for (size_t i = 1; i < ncp; i++)
+			if (cuda_pids[i] != cuda_pids[u - 1])
+				cuda_pids[u++] = cuda_pids[i];
+		ncp = u;
+	}
 	if (!ncp) {
 		free(cuda_pids);
 		return;
