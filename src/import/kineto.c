@@ -34,6 +34,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -108,6 +109,8 @@ static const struct key_def obj_keys[] = {
 static unsigned key_lookup(const struct key_def *defs, size_t n, const unsigned char *s,
 			   size_t len)
 {
+	if (!len)
+		return K_UNKNOWN;
 	for (size_t i = 0; i < n; i++)
 		if (defs[i].len == len && defs[i].s[0] == s[0] && !memcmp(defs[i].s, s, len))
 			return defs[i].key;
@@ -174,7 +177,7 @@ struct kparser {
 	int64_t rank, world_size;
 	struct strbuf backend, nccl_version, host_name;
 	int has_rank, has_world_size, profile_memory, saw_memory, saw_sync, saw_counter;
-	uint64_t skipped_events, events_seen, legacy_events;
+	uint64_t skipped_events, events_seen, legacy_events, dup_devices;
 };
 
 /* ---- number parsing ---- */
@@ -256,15 +259,21 @@ static int64_t parse_int(const char *s, size_t len)
 	return neg ? -v : v;
 }
 
-static double parse_double(const char *s, size_t len)
+/* A finite double, or -1: JSON has no NaN, but 1e999 reads as infinity. */
+static int parse_double(const char *s, size_t len, double *out)
 {
 	char buf[64];
+	double d;
 
 	if (len >= sizeof(buf))
-		return 0;
+		return -1;
 	memcpy(buf, s, len);
 	buf[len] = 0;
-	return strtod(buf, NULL);
+	d = strtod(buf, NULL);
+	if (!isfinite(d))
+		return -1;
+	*out = d;
+	return 0;
 }
 
 /* A pid/tid given as a string: "stream 7" (legacy) gives 7; no digits, not ok. */
@@ -579,7 +588,8 @@ static void memory_instant(struct kparser *p, const struct kev *e)
 	if (dev != UINT32_MAX && e->mem_bytes) {
 		struct trace_memory *mm = MODEL_PUSH(p->m->memory);
 		mm->time = e->ts;
-		mm->bytes = (uint64_t)(e->mem_bytes < 0 ? -e->mem_bytes : e->mem_bytes);
+		/* in unsigned arithmetic: -INT64_MIN does not exist */
+		mm->bytes = e->mem_bytes < 0 ? 0 - (uint64_t)e->mem_bytes : (uint64_t)e->mem_bytes;
 		mm->op = e->mem_bytes > 0 ? TRACE_MEM_ALLOC : TRACE_MEM_FREE;
 		mm->device = dev;
 		mm->pid = u32(e->pid);
@@ -788,8 +798,8 @@ static void generic_num(struct kparser *p, const char *s, size_t len)
 {
 	struct kev *e = &p->ev;
 
-	if (e->ngen < MAX_GENERIC_ARGS)
-		e->gen[e->ngen++].value = parse_double(s, len);
+	if (e->ngen < MAX_GENERIC_ARGS && parse_double(s, len, &e->gen[e->ngen].value) == 0)
+		e->ngen++;
 }
 
 static int cb_number(void *ctx, const char *s, size_t len)
@@ -836,12 +846,10 @@ static int cb_number(void *ctx, const char *s, size_t len)
 		case K_DEVICE_TYPE: e->device_type = parse_int(s, len); break;
 		case K_MEM_BYTES: e->mem_bytes = parse_int(s, len); break;
 		case K_TOTAL_ALLOC:
-			e->total_alloc = parse_double(s, len);
-			e->has_total_alloc = 1;
+			e->has_total_alloc = parse_double(s, len, &e->total_alloc) == 0;
 			break;
 		case K_TOTAL_RESERVED:
-			e->total_reserved = parse_double(s, len);
-			e->has_total_reserved = 1;
+			e->has_total_reserved = parse_double(s, len, &e->total_reserved) == 0;
 			break;
 		case K_UNKNOWN:
 			if (e->ph == 'C' || e->ph == 0)
@@ -977,8 +985,7 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t len)
 {
 	struct kparser *p = ctx;
 
-	if (!len)
-		return 1;
+	/* an empty key is a key we do not know: its value must not go to the previous key */
 	switch (where_am_i(p)) {
 	case W_EVENT:
 		p->ev_key = key_lookup(event_keys, ARRAY_SIZE(event_keys), s, len);
@@ -1045,7 +1052,16 @@ static int cb_end_map(void *ctx)
 	} else if (p->in_dist && p->depth == p->in_dist - 1) {
 		p->in_dist = 0;
 	} else if (p->dev_open && p->depth == p->in_devprops) {
-		*MODEL_PUSH(p->m->devices) = p->dev;
+		/* one row per device id: a repeated entry replaces the earlier one */
+		struct trace_device *d = NULL;
+		for (size_t i = 0; i < p->m->devices.n && !d; i++)
+			if (p->m->devices.v[i].id == p->dev.id)
+				d = &p->m->devices.v[i];
+		if (d)
+			p->dup_devices++;
+		else
+			d = MODEL_PUSH(p->m->devices);
+		*d = p->dev;
 		p->dev_open = 0;
 	}
 	return 1;
@@ -1220,6 +1236,9 @@ static void finish_model(struct kparser *p)
 		model_warn(m, "%s", sb.buf);
 		strbuf_release(&sb);
 	}
+	if (p->dup_devices)
+		model_warn(m, "kineto: deviceProperties repeats a device id %" PRIu64 " times; the last entry of each is used",
+			   p->dup_devices);
 	if (p->legacy_events)
 		model_warn(m, "kineto: legacy (2021) event categories read as their current names");
 	model_warn(m, "no OS-runtime data in this trace: the starvation rule cannot attribute gaps to I/O");

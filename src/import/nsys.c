@@ -20,6 +20,7 @@
 #include "import_int.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,11 @@ struct nsys {
 	size_t nstr;
 	int memkind_nsys;         /* mem kind codes are nsys's (0 = pageable) */
 	uint64_t backtrace_rows, osrt_unknown;
+	uint64_t strings_skipped, metrics_skipped; /* implausible string ids, NaN/inf samples */
 	MODEL_TABLE(uint32_t) pids;
+	uint32_t *pid_slot;       /* open-addressing set of pids: pid, 0 = empty */
+	uint32_t *pid_idx;        /* its index in pids */
+	size_t pid_cap;
 };
 
 static uint32_t gtid_pid(int64_t g)
@@ -45,13 +50,48 @@ static uint32_t gtid_tid(int64_t g)
 	return (uint32_t)((uint64_t)g & 0xffffff);
 }
 
+/* Index of @pid in n->pids, or SIZE_MAX. */
+static size_t pid_find(const struct nsys *n, uint32_t pid)
+{
+	if (!n->pid_cap || !pid)
+		return SIZE_MAX;
+	for (size_t i = (pid * 2654435761u) & (n->pid_cap - 1);; i = (i + 1) & (n->pid_cap - 1)) {
+		if (n->pid_slot[i] == pid)
+			return n->pid_idx[i];
+		if (!n->pid_slot[i])
+			return SIZE_MAX;
+	}
+}
+
+static void pid_insert(struct nsys *n, uint32_t pid, uint32_t idx)
+{
+	size_t i = (pid * 2654435761u) & (n->pid_cap - 1);
+
+	while (n->pid_slot[i])
+		i = (i + 1) & (n->pid_cap - 1);
+	n->pid_slot[i] = pid;
+	n->pid_idx[i] = idx;
+}
+
+/*
+ * Every row notes its pid: a set, not a list scan, so that a table of many
+ * distinct pids (a crafted file) costs linear time, not quadratic.
+ */
 static void note_pid(struct nsys *n, uint32_t pid)
 {
-	if (!pid)
+	if (!pid || (n->pids.n && n->pids.v[n->pids.n - 1] == pid) || pid_find(n, pid) != SIZE_MAX)
 		return;
-	for (size_t i = n->pids.n; i > 0; i--)
-		if (n->pids.v[i - 1] == pid)
-			return;
+	if (2 * (n->pids.n + 1) > n->pid_cap) {
+		size_t cap = n->pid_cap ? 2 * n->pid_cap : 64;
+		free(n->pid_slot);
+		free(n->pid_idx);
+		n->pid_slot = xcalloc(cap, sizeof(*n->pid_slot));
+		n->pid_idx = xcalloc(cap, sizeof(*n->pid_idx));
+		n->pid_cap = cap;
+		for (size_t i = 0; i < n->pids.n; i++)
+			pid_insert(n, n->pids.v[i], (uint32_t)i);
+	}
+	pid_insert(n, pid, (uint32_t)n->pids.n);
 	*MODEL_PUSH(n->pids) = pid;
 }
 
@@ -159,14 +199,29 @@ static int load_strings(struct nsys *n)
 	sqlite3_stmt *st;
 	int err, rc;
 
+	sqlite3_stmt *cnt;
+	int64_t max_id = 1 << 16;
+
+	/*
+	 * nsys numbers strings densely from 0, and the map is indexed by id: an
+	 * id far beyond the row count (one row with id 2^28 cost 1 GiB) is
+	 * damage or a crafted file and is skipped.
+	 */
+	if (sqlite3_prepare_v2(n->db, "SELECT count(*) FROM StringIds", -1, &cnt, NULL) == SQLITE_OK) {
+		if (sqlite3_step(cnt) == SQLITE_ROW)
+			max_id += 2 * sqlite3_column_int64(cnt, 0);
+		sqlite3_finalize(cnt);
+	}
 	st = query(n, "StringIds", cols, &err);
 	if (!st)
 		return err;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = col_i(st, 0);
 		const unsigned char *v = sqlite3_column_text(st, 1);
-		if (id < 0 || id > (1 << 28))
+		if (id < 0 || id > max_id || id > (1 << 28)) {
+			n->strings_skipped++;
 			continue;
+		}
 		if ((size_t)id >= n->nstr) {
 			size_t nn = (size_t)id + 1 > n->nstr * 2 ? (size_t)id + 1 : n->nstr * 2;
 			n->strmap = xrealloc(n->strmap, nn * sizeof(*n->strmap));
@@ -424,8 +479,32 @@ enum {
 
 struct dom_map {
 	int64_t id;
+	size_t seq;               /* row order: a later DOMAIN_CREATE of an id wins */
 	uint32_t name_id;
 };
+
+static int cmp_dom(const void *a, const void *b)
+{
+	const struct dom_map *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->seq > y->seq ? -1 : x->seq < y->seq; /* the latest row first */
+}
+
+/* The name of domain @dom (its latest DOMAIN_CREATE row), 0 if none. */
+static uint32_t dom_name(const struct dom_map *v, size_t n, int64_t dom)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].id < dom)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].id == dom ? v[lo].name_id : 0;
+}
 
 static int load_nvtx(struct nsys *n)
 {
@@ -457,14 +536,14 @@ static int load_nvtx(struct nsys *n)
 			if (pass == 0) {
 				if (type == NVTX_DOMAIN_CREATE) {
 					struct dom_map *d = MODEL_PUSH(doms);
+					d->seq = doms.n;
 					d->id = dom;
 					d->name_id = name;
 				}
 				continue;
 			}
-			for (size_t i = 0; i < doms.n && dom; i++)
-				if (doms.v[i].id == dom)
-					dom_id = doms.v[i].name_id;
+			if (dom)
+				dom_id = dom_name(doms.v, doms.n, dom);
 			if (type == NVTX_PUSHPOP || type == NVTX_STARTEND) {
 				struct trace_nvtx_range *r = MODEL_PUSH(m->nvtx);
 				r->start = col_time(st, 0);
@@ -519,6 +598,8 @@ static int load_nvtx(struct nsys *n)
 			free(doms.v);
 			return err;
 		}
+		if (pass == 0 && doms.n)
+			qsort(doms.v, doms.n, sizeof(*doms.v), cmp_dom);
 	}
 	free(doms.v);
 	return 0;
@@ -652,12 +733,18 @@ static int load_gpu_metrics(struct nsys *n)
 		return 0;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_metric *mt = MODEL_PUSH(n->m->metrics);
+		struct trace_metric *mt;
 		const unsigned char *name = sqlite3_column_text(st, 3);
 		struct strbuf sb = STRBUF_INIT;
+		double v = sqlite3_column_double(st, 1);
+		if (!isfinite(v)) { /* SQLite stores 9e999 as infinity */
+			n->metrics_skipped++;
+			continue;
+		}
+		mt = MODEL_PUSH(n->m->metrics);
 		strbuf_addf(&sb, "nsys:%s", name ? (const char *)name : "?");
 		mt->time = col_time(st, 0);
-		mt->value = sqlite3_column_double(st, 1);
+		mt->value = v;
 		mt->device = col_u32(st, 2);
 		mt->name_id = model_intern(n->m, sb.buf);
 		strbuf_release(&sb);
@@ -699,6 +786,7 @@ static int load_names(struct nsys *n)
 	static const char *const tcols[] = { "nameId", "globalTid", NULL };
 	static const char *const pcols[] = { "globalPid", "pid", "name", NULL };
 	sqlite3_stmt *st;
+	size_t base;
 	int err, rc;
 
 	st = query(n, "ThreadNames", tcols, &err);
@@ -708,10 +796,7 @@ static int load_names(struct nsys *n)
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			uint32_t pid = gtid_pid(col_i(st, 1));
 			struct model_thread *t;
-			int ours = 0;
-			for (size_t i = 0; i < n->pids.n && !ours; i++)
-				ours = n->pids.v[i] == pid;
-			if (!ours)
+			if (pid_find(n, pid) == SIZE_MAX)
 				continue;
 			t = MODEL_PUSH(n->m->threads);
 			t->pid = pid;
@@ -721,6 +806,7 @@ static int load_names(struct nsys *n)
 		if (step_done(n, st, rc, "ThreadNames") < 0)
 			return -1;
 	}
+	base = n->m->procs.n;
 	for (size_t i = 0; i < n->pids.n; i++) {
 		struct model_process *p = MODEL_PUSH(n->m->procs);
 		p->pid = n->pids.v[i];
@@ -734,9 +820,9 @@ static int load_names(struct nsys *n)
 			uint32_t pid = sqlite3_column_type(st, 1) == SQLITE_NULL ?
 					       gtid_pid(col_i(st, 0)) : col_u32(st, 1);
 			const unsigned char *name = sqlite3_column_text(st, 2);
-			for (size_t i = 0; i < n->m->procs.n; i++)
-				if (n->m->procs.v[i].pid == pid && name)
-					n->m->procs.v[i].cmdline_id = model_intern(n->m, (const char *)name);
+			size_t i = pid_find(n, pid);
+			if (i != SIZE_MAX && name)
+				n->m->procs.v[base + i].cmdline_id = model_intern(n->m, (const char *)name);
 		}
 		if (step_done(n, st, rc, "PROCESSES") < 0)
 			return -1;
@@ -775,6 +861,12 @@ static int nsys_read(struct nsys *n)
 	if (n->backtrace_rows)
 		model_warn(m, "nsys: %" PRIu64 " CUDA backtrace rows (eventClass 67) repeat API calls already counted and were not imported",
 			   n->backtrace_rows);
+	if (n->strings_skipped)
+		model_warn(m, "nsys: %" PRIu64 " StringIds rows with implausible ids were skipped",
+			   n->strings_skipped);
+	if (n->metrics_skipped)
+		model_warn(m, "nsys: %" PRIu64 " GPU_METRICS samples that are not finite numbers were skipped",
+			   n->metrics_skipped);
 	if (n->osrt_unknown)
 		model_warn(m, "nsys: %" PRIu64 " OS-runtime calls of functions gpuscope does not model were skipped",
 			   n->osrt_unknown);
@@ -820,6 +912,8 @@ int nsys_load(struct model *m, const char *path)
 	sqlite3_close(n.db);
 	free(n.strmap);
 	free(n.pids.v);
+	free(n.pid_slot);
+	free(n.pid_idx);
 	if (ret)
 		return ret;
 	import_nvtx_levels(m);

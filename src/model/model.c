@@ -3,6 +3,7 @@
  */
 #include "model.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,11 @@ struct loader {
 	MODEL_TABLE(struct trace_process) proc_ev;
 	MODEL_TABLE(uint32_t) proc_streams;
 	const struct model_sink *sink;
+	size_t map_total, map_budget;  /* string-map slots of all streams, and their cap */
+	uint32_t max_streams;          /* stream ids below this can be in a file this big */
+	uint64_t streams_dropped;      /* entries and chunks of streams beyond it */
+	uint64_t strings_dropped;      /* definitions with ids no real writer reaches */
+	uint64_t metrics_dropped;      /* metric samples that are NaN or infinite */
 	uint64_t sunk_min, sunk_max;   /* span of the rows handed to the sink */
 	unsigned sunk_has;             /* MODEL_HAS_* of the rows handed to the sink */
 };
@@ -119,8 +125,10 @@ struct model_strmap {
 
 static struct stream_state *stream_get(struct loader *l, uint32_t stream)
 {
-	if (stream >= 1u << 20)
+	if (stream >= l->max_streams) {
+		l->streams_dropped++;
 		return NULL;
+	}
 	if (stream >= l->nr_streams) {
 		size_t n = stream + 1;
 		l->streams = xrealloc(l->streams, n * sizeof(*l->streams));
@@ -153,15 +161,27 @@ static void define_string(struct loader *l, struct stream_state *st, const void 
 	memcpy(&ts, rec, sizeof(ts));
 	if (ts.len > size - sizeof(ts) || ts.id >= (1u << 26))
 		return;
-	gid = strtab_intern_n(&l->m->str, (const char *)rec + sizeof(ts), ts.len);
 	if (ts.id >= st->map_n) {
 		size_t n = st->map_n ? st->map_n : 1024;
 		while (n <= ts.id)
 			n *= 2;
+		/*
+		 * Ids are handed out densely from 1, and every id a writer hands
+		 * out costs at least one 16-byte definition somewhere in the file,
+		 * so the maps of all streams together never need more slots than a
+		 * few times the file size in bytes.  A bigger id is damage or a
+		 * crafted file (one 24-byte entry would cost 256 MiB): skip it.
+		 */
+		if (l->map_total - st->map_n + n > l->map_budget) {
+			l->strings_dropped++;
+			return;
+		}
+		l->map_total += n - st->map_n;
 		st->map = xrealloc(st->map, n * sizeof(*st->map));
 		memset(st->map + st->map_n, 0xff, (n - st->map_n) * sizeof(*st->map));
 		st->map_n = n;
 	}
+	gid = strtab_intern_n(&l->m->str, (const char *)rec + sizeof(ts), ts.len);
 	st->map[ts.id] = gid;
 }
 
@@ -226,6 +246,11 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 
 	if (!st)
 		return;
+	/* a NaN or infinity has no place on a time series (and breaks exports) */
+	if (type == TRACE_EV_METRIC && !isfinite(((const struct trace_metric *)rec)->value)) {
+		l->metrics_dropped++;
+		return;
+	}
 	m->events++;
 	if (l->sink && type < 32 && (l->sink->types & (1u << type))) {
 		sink_row(l, stream, type, rec);
@@ -653,6 +678,15 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 	memset(&l, 0, sizeof(l));
 	l.m = m;
 	l.sink = sink;
+	l.map_budget = 4 * (size_t)r.file_size + (1u << 20);
+	/*
+	 * Writers number streams densely from 0 (the collector writes 0, merge
+	 * renumbers), and each stream has at least one 32-byte chunk header, so
+	 * a stream id above file size / 32 is damage; without the cap one chunk
+	 * header could make the loader allocate state for 2^20 streams.
+	 */
+	l.max_streams = r.file_size / TRACE_CHUNK_HEADER_SIZE + 1024 < (1u << 20) ?
+				(uint32_t)(r.file_size / TRACE_CHUNK_HEADER_SIZE + 1024) : 1u << 20;
 	free(m->path);
 	m->path = xstrdup(path);
 	m->format = "gpuscope";
@@ -693,6 +727,15 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 			   (unsigned long long)r.chunks_read, (unsigned long long)r.bytes_skipped);
 	if (bad_entries)
 		model_warn(m, "report '%s': %d chunks had malformed entries", path, bad_entries);
+	if (l.streams_dropped)
+		model_warn(m, "report '%s': skipped %llu entries of streams numbered beyond what the file can hold",
+			   path, (unsigned long long)l.streams_dropped);
+	if (l.strings_dropped)
+		model_warn(m, "report '%s': skipped %llu string definitions with implausibly large ids",
+			   path, (unsigned long long)l.strings_dropped);
+	if (l.metrics_dropped)
+		model_warn(m, "report '%s': skipped %llu metric samples that are not finite numbers",
+			   path, (unsigned long long)l.metrics_dropped);
 	if (r.chunks_unknown)
 		model_warn(m, "report '%s': skipped %llu chunks of types this version does not know",
 			   path, (unsigned long long)r.chunks_unknown);
@@ -810,12 +853,25 @@ static int uuid_zero(const uint8_t u[16])
 	return 1;
 }
 
+/* Is @pid in the sorted array @pids? */
 static int pid_in(const uint32_t *pids, size_t n, uint32_t pid)
 {
-	for (size_t i = 0; i < n; i++)
-		if (pids[i] == pid)
-			return 1;
-	return 0;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pids[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && pids[lo] == pid;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 /*
@@ -834,16 +890,25 @@ static void unify_devices(struct model *m)
 
 	if (!m->metrics.n || !m->devices.n)
 		return;
+	/* the pids of kernels and of processes whose CUDA reported devices: sorted, unique */
 	for (size_t i = 0; i < m->kernels.n; i++)
-		if (!pid_in(cuda_pids, ncp, m->kernels.v[i].pid)) {
+		if (!ncp || cuda_pids[ncp - 1] != m->kernels.v[i].pid) {
 			ALLOC_GROW(cuda_pids, ncp + 1, acp);
 			cuda_pids[ncp++] = m->kernels.v[i].pid;
 		}
-	for (size_t i = 0; i < m->devices.n; i++) /* processes whose CUDA reported devices */
-		if (m->devices.v[i].sm_count && !pid_in(cuda_pids, ncp, m->devices.v[i].pid)) {
+	for (size_t i = 0; i < m->devices.n; i++)
+		if (m->devices.v[i].sm_count) {
 			ALLOC_GROW(cuda_pids, ncp + 1, acp);
 			cuda_pids[ncp++] = m->devices.v[i].pid;
 		}
+	if (ncp) {
+		size_t u = 1;
+		qsort(cuda_pids, ncp, sizeof(*cuda_pids), cmp_u32);
+		for (size_t i = 1; i < ncp; i++)
+			if (cuda_pids[i] != cuda_pids[u - 1])
+				cuda_pids[u++] = cuda_pids[i];
+		ncp = u;
+	}
 	if (!ncp) {
 		free(cuda_pids);
 		return;

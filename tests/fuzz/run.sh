@@ -13,8 +13,9 @@ for t in "${targets[@]}"; do
   corpus=tests/fuzz/corpus/$name
   mkdir -p "$corpus"
   work=$(mktemp -d)
+  dict=(); [ -f "tests/fuzz/$name.dict" ] && dict=(-dict="tests/fuzz/$name.dict")
   echo "fuzzing $name for ${per}s (corpus $corpus: $(ls "$corpus" | wc -l) files)"
-  if ! "$t" -max_total_time="$per" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  if ! "$t" "${dict[@]}" -max_total_time="$per" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
        -artifact_prefix="$work/" -print_final_stats=0 "$work" "$corpus" >"$work/log" 2>&1; then
     echo "fuzz target $name failed:"; tail -40 "$work/log"; status=1
     cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* . 2>/dev/null || true

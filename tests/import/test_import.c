@@ -834,6 +834,165 @@ static void test_bad_sqlite(void)
 	set_error_quiet(0);
 }
 
+/*
+ * Numbers at the edges of what JSON can spell: a freed size of -2^63 (its
+ * negation overflowed: UBSan stops the ASan build), 1e999 (strtod gives
+ * infinity, which no export can write) and times that wrap.
+ */
+static void test_kineto_extreme_numbers(void)
+{
+	struct model m;
+	uint32_t q;
+
+	CHECK_EQ_I64(load_json(&m,
+		"[{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":5,\"tid\":6,"
+		"  \"ts\":10,\"args\":{\"Device Type\":1,\"Device Id\":0,\"Bytes\":-9223372036854775808,"
+		"  \"Total Allocated\":1e999,\"Total Reserved\":4096}},"
+		" {\"ph\":\"C\",\"name\":\"q\",\"pid\":5,\"ts\":20,\"args\":{\"a\":1e999,\"b\":2}},"
+		" {\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+		"  \"ts\":9000000000000000,\"dur\":9900000000000000},"
+		" {\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"late\",\"pid\":0,\"tid\":7,"
+		"  \"ts\":99999999999999999,\"dur\":1},"
+		" {\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"neg\",\"pid\":0,\"tid\":7,"
+		"  \"ts\":30,\"dur\":-5}"
+		"]"), 0);
+	CHECK_EQ_U64(m.memory.n, 1);
+	CHECK_EQ_U64(m.memory.v[0].bytes, 1ull << 63);
+	CHECK_EQ_U64(m.memory.v[0].op, TRACE_MEM_FREE);
+	/* Total Reserved and q.b only: an infinite sample is not a sample */
+	CHECK_EQ_U64(m.metrics.n, 2);
+	for (size_t i = 0; i < m.metrics.n; i++)
+		CHECK(isfinite(m.metrics.v[i].value));
+	q = strtab_find(&m.str, "q.b");
+	CHECK(q != UINT32_MAX);
+	CHECK(strtab_find(&m.str, "q.a") == UINT32_MAX);
+	/* past the year 2286 is not a time (skipped); an end that would wrap is clamped */
+	CHECK_EQ_U64(m.kernels.n, 2);
+	CHECK_EQ_U64(m.kernels.v[0].start, 30000);
+	CHECK_EQ_U64(m.kernels.v[0].end, 30000); /* a negative duration is 0 */
+	CHECK_EQ_U64(m.kernels.v[1].start, 9000000000000000000ull);
+	CHECK_EQ_U64(m.kernels.v[1].end, UINT64_MAX);
+	model_release(&m);
+}
+
+/* A StringIds id of 2^28 (the map is indexed by id: 1 GiB) and infinite metric values. */
+static void test_nsys_hostile_values(void)
+{
+	const char *p = tmp("hostile.sqlite");
+	sqlite3 *db;
+	struct model m;
+	const char *sql =
+		"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
+		"INSERT INTO StringIds VALUES (1,'k1'),(268435456,'bomb');"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT,"
+		"  globalPid INT, shortName INT);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 200, 1, 13, 704643072, 1),"
+		"  (300, 400, 1, 13, 704643072, 268435456);"
+		"CREATE TABLE TARGET_INFO_GPU_METRICS(typeId INT, sourceId INT, typeName TEXT, metricId INT, metricName TEXT);"
+		"INSERT INTO TARGET_INFO_GPU_METRICS VALUES (65536, 1, 'GA100', 7, 'SMs Active');"
+		"CREATE TABLE GPU_METRICS(rawTimestamp INT, timestamp INT, typeId INT, metricId INT, value REAL);"
+		"INSERT INTO GPU_METRICS VALUES (0, 150, 65536, 7, 9e999), (0, 160, 65536, 7, -9e999),"
+		"  (0, 170, 65536, 7, 43);";
+
+	CHECK_EQ_I64(sqlite3_open(p, &db), SQLITE_OK);
+	CHECK_EQ_I64(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	model_init(&m);
+	CHECK_EQ_I64(load_input(&m, p), 0);
+	CHECK_EQ_U64(m.kernels.n, 2);
+	CHECK_STR(model_str(&m, m.kernels.v[0].name_id), "k1");
+	CHECK_STR(model_str(&m, m.kernels.v[1].name_id), "");
+	CHECK(strtab_find(&m.str, "bomb") == UINT32_MAX);
+	CHECK(has_warning(&m, "nsys: 1 StringIds rows with implausible ids were skipped"));
+	CHECK_EQ_U64(m.metrics.n, 1);
+	CHECK_NEAR(m.metrics.v[0].value, 43, 0);
+	CHECK(has_warning(&m, "nsys: 2 GPU_METRICS samples that are not finite numbers were skipped"));
+	model_release(&m);
+}
+
+/* A device id listed twice in deviceProperties is one GPU, not two. */
+static void test_kineto_duplicate_device(void)
+{
+	struct model m;
+	const struct trace_device *d;
+
+	CHECK_EQ_I64(load_json(&m,
+		"{\"deviceProperties\":[{\"id\":0,\"name\":\"A\",\"numSms\":10},"
+		" {\"id\":1,\"name\":\"B\",\"numSms\":20},{\"id\":0,\"name\":\"C\",\"numSms\":132}],"
+		" \"traceEvents\":[]}"), 0);
+	CHECK_EQ_U64(m.devices.n, 2);
+	d = model_device(&m, 0);
+	CHECK(d != NULL);
+	if (d) {
+		CHECK_STR(model_str(&m, d->name_id), "C");
+		CHECK_EQ_U64(d->sm_count, 132);
+	}
+	CHECK(has_warning(&m, "kineto: deviceProperties repeats a device id 1 times"));
+	model_release(&m);
+}
+
+/* The value of an empty key is not the value of the key before it. */
+static void test_kineto_empty_key(void)
+{
+	struct model m;
+
+	CHECK_EQ_I64(load_json(&m,
+		"[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":10,"
+		"  \"dur\":5,\"\":99,\"args\":{\"stream\":3,\"\":8}}]"), 0);
+	CHECK_EQ_U64(m.kernels.n, 1);
+	CHECK_EQ_U64(m.kernels.v[0].end - m.kernels.v[0].start, 5000);
+	CHECK_EQ_U64(m.kernels.v[0].stream, 3);
+	model_release(&m);
+}
+
+/*
+ * Many distinct pids (each row looked its pid up in a list: 100000 pids took
+ * 20 s of CPU, a million hours) and a domain created twice (the later name wins).
+ */
+static void test_nsys_many_pids(void)
+{
+	const char *p = tmp("pids.sqlite");
+	sqlite3 *db;
+	struct model m;
+	const char *sql =
+		"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
+		"INSERT INTO StringIds VALUES (1,'k'),(2,'worker');"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT,"
+		"  globalPid INT, shortName INT);"
+		"WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 5000)"
+		"  INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT i * 10, i * 10 + 5, 0, 1, i << 24, 1 FROM c;"
+		"CREATE TABLE PROCESSES(globalPid INT, pid INT, name TEXT);"
+		"WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 5000)"
+		"  INSERT INTO PROCESSES SELECT i << 24, i, 'proc' || i FROM c;"
+		"CREATE TABLE ThreadNames(nameId INT, priority INT, globalTid INT);"
+		"INSERT INTO ThreadNames VALUES (2, 0, (4321 << 24) + 77), (2, 0, (9999 << 24) + 5);"
+		"CREATE TABLE NVTX_EVENTS(start INT, end INT, eventType INT, rangeId INT, text TEXT,"
+		"  globalTid INT, domainId INT);"
+		"INSERT INTO NVTX_EVENTS VALUES (1, NULL, 75, NULL, 'first', 16777217, 3),"
+		"  (2, NULL, 75, NULL, 'second', 16777217, 3), (5, 9, 59, NULL, 'r', 16777217, 3);";
+	uint32_t second;
+
+	CHECK_EQ_I64(sqlite3_open(p, &db), SQLITE_OK);
+	CHECK_EQ_I64(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	model_init(&m);
+	CHECK_EQ_I64(load_input(&m, p), 0);
+	CHECK_EQ_U64(m.kernels.n, 5000);
+	CHECK_EQ_U64(m.procs.n, 5000);
+	for (size_t i = 0; i < m.procs.n; i++) {
+		char want[32];
+		snprintf(want, sizeof(want), "proc%u", m.procs.v[i].pid);
+		CHECK_STR(model_str(&m, m.procs.v[i].cmdline_id), want);
+	}
+	/* a thread of a pid we saw is named; one of a pid we did not see is not */
+	CHECK_STR(model_thread_name(&m, 4321, 77), "worker");
+	CHECK_STR(model_thread_name(&m, 9999, 5), "tid 5");
+	second = strtab_find(&m.str, "second");
+	CHECK_EQ_U64(m.nvtx.n, 1);
+	CHECK_EQ_U64(m.nvtx.v[0].domain_id, second);
+	model_release(&m);
+}
+
 static void test_sniff(void)
 {
 	CHECK(import_sniff_json((const unsigned char *)"  \n{", 4));
@@ -862,6 +1021,11 @@ static const struct gstest tests[] = {
 	GSTEST(test_nsys_sample),
 	GSTEST(test_nsys_other_schema),
 	GSTEST(test_bad_sqlite),
+	GSTEST(test_kineto_extreme_numbers),
+	GSTEST(test_nsys_hostile_values),
+	GSTEST(test_kineto_duplicate_device),
+	GSTEST(test_kineto_empty_key),
+	GSTEST(test_nsys_many_pids),
 	GSTEST(test_sniff),
 	{ 0 },
 };

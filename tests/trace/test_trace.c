@@ -7,6 +7,7 @@
 #include "util/util.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -444,6 +445,104 @@ static void test_clip(void)
 	model_release(&m);
 }
 
+static int has_warning(const struct model *m, const char *needle)
+{
+	for (size_t i = 0; i < m->nr_warnings; i++)
+		if (strstr(m->warnings[i], needle))
+			return 1;
+	return 0;
+}
+
+/*
+ * A string definition is 24 bytes; with id 2^25 it used to make the loader
+ * allocate a 256 MiB map for its stream (and as much again per stream).  Ids
+ * no writer reaches in a file that small are skipped, with a warning.
+ */
+static void test_huge_string_id_is_skipped(void)
+{
+	const char *path = tmp("bomb.gpuscope");
+	struct trace_writer w;
+	struct trace_buf buf = { 0 };
+	struct trace_kernel k = { 0 };
+	struct model m;
+
+	trace_buf_add_string(&buf, 1, "relu", 4);
+	for (uint32_t s = 0; s < 8; s++) {
+		buf.len = s ? 0 : buf.len;
+		trace_buf_add_string(&buf, 1u << 25, "bomb", 4);
+		k.start = 10 + s;
+		k.end = 20 + s;
+		k.name_id = s ? 1u << 25 : 1;
+		trace_buf_add(&buf, TRACE_EV_KERNEL, &k, sizeof(k));
+		if (!s)
+			CHECK(trace_writer_open(&w, path, 1) == 0);
+		CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, s, buf.data, buf.len, 0) == 0);
+	}
+	CHECK(trace_writer_close(&w, 0) == 0);
+	trace_buf_release(&buf);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.kernels.n, 8);
+	CHECK_STR(model_str(&m, m.kernels.v[0].name_id), "relu");
+	CHECK_STR(model_str(&m, m.kernels.v[1].name_id), "");
+	CHECK(has_warning(&m, "skipped 8 string definitions with implausibly large ids"));
+	model_release(&m);
+}
+
+/* NaN and infinite metric samples are dropped on load (exports cannot write them). */
+static void test_non_finite_metrics_dropped(void)
+{
+	const char *path = tmp("nan.gpuscope");
+	struct trace_writer w;
+	struct trace_buf buf = { 0 };
+	struct trace_metric x = { 0 };
+	const double values[] = { 1.5, NAN, INFINITY, -INFINITY, 2.5 };
+	struct model m;
+
+	for (size_t i = 0; i < ARRAY_SIZE(values); i++) {
+		x.time = 100 + i;
+		x.value = values[i];
+		trace_buf_add(&buf, TRACE_EV_METRIC, &x, sizeof(x));
+	}
+	CHECK(trace_writer_open(&w, path, 1) == 0);
+	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 0, buf.data, buf.len, 1) == 0);
+	CHECK(trace_writer_close(&w, 0) == 0);
+	trace_buf_release(&buf);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.metrics.n, 2);
+	CHECK_NEAR(m.metrics.v[0].value, 1.5, 0);
+	CHECK_NEAR(m.metrics.v[1].value, 2.5, 0);
+	CHECK_EQ_U64(m.events, 2);
+	CHECK(has_warning(&m, "skipped 3 metric samples that are not finite numbers"));
+	model_release(&m);
+}
+
+/* A chunk of stream 900000 in a small file: its entries are skipped (the loader kept state for every stream below it). */
+static void test_huge_stream_id_is_skipped(void)
+{
+	const char *path = tmp("streams.gpuscope");
+	struct trace_writer w;
+	struct trace_buf buf = { 0 };
+	struct trace_kernel k = { 0 };
+	struct model m;
+
+	k.start = 10;
+	k.end = 20;
+	trace_buf_add(&buf, TRACE_EV_KERNEL, &k, sizeof(k));
+	CHECK(trace_writer_open(&w, path, 1) == 0);
+	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 0, buf.data, buf.len, 0) == 0);
+	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 1, buf.data, buf.len, 0) == 0);
+	CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 900000, buf.data, buf.len, 0) == 0);
+	CHECK(trace_writer_close(&w, 0) == 0);
+	trace_buf_release(&buf);
+	model_init(&m);
+	CHECK(model_load_report(&m, path) == 0);
+	CHECK_EQ_U64(m.kernels.n, 2);
+	CHECK(has_warning(&m, "skipped 1 entries of streams numbered beyond what the file can hold"));
+	model_release(&m);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_roundtrip),
 	GSTEST(test_no_overwrite),
@@ -460,6 +559,9 @@ static const struct gstest tests[] = {
 	GSTEST(test_metric_devices_follow_cuda),
 	GSTEST(test_intervals),
 	GSTEST(test_clip),
+	GSTEST(test_huge_string_id_is_skipped),
+	GSTEST(test_non_finite_metrics_dropped),
+	GSTEST(test_huge_stream_id_is_skipped),
 	{ 0 },
 };
 
