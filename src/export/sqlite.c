@@ -959,7 +959,8 @@ static void col_metric(const struct src_table *t, size_t i, int c, sqlite3_conte
 	case 2: RI(x->device == UINT32_MAX ? -1 : (int64_t)x->device); break;
 	case 3: RI(ids[i]); break;
 	default:
-		if (x->value == (double)(int64_t)x->value)
+		/* whole values within int64 range as INTEGER (the cast is defined only there) */
+		if (x->value >= -9.2e18 && x->value <= 9.2e18 && x->value == (double)(int64_t)x->value)
 			RI((int64_t)x->value);
 		else
 			RD(x->value);

@@ -370,6 +370,32 @@ static void test_sqlite_rows(void)
 	model_release(&m);
 }
 
+static void test_sqlite_huge_metric_values(void)
+{
+	/* whole values beyond int64 are stored as REAL, never through an undefined cast */
+	struct model m;
+	struct export_opts o = { 0 };
+	const char *out = tmp("huge.sqlite");
+	double values[3] = { 1e300, 5, -9.3e18 };
+	sqlite3 *db;
+
+	model_init(&m);
+	for (int i = 0; i < 3; i++) {
+		struct trace_metric *x = MODEL_PUSH(m.metrics);
+		x->time = 100 + (uint64_t)i;
+		x->value = values[i];
+		x->name_id = model_intern(&m, "power_w");
+	}
+	model_finish(&m);
+	CHECK(export_write(&m, EXPORT_SQLITE, out, &o) == 0);
+	CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+	CHECK_EQ_I64(q1(db, "SELECT COUNT(*) FROM GPU_METRICS"), 3);
+	CHECK_EQ_I64(q1(db, "SELECT COUNT(*) FROM GPU_METRICS WHERE typeof(value) = 'real'"), 2);
+	CHECK_EQ_I64(q1(db, "SELECT value FROM GPU_METRICS WHERE typeof(value) = 'integer'"), 5);
+	sqlite3_close(db);
+	model_release(&m);
+}
+
 static void test_html_escapes(void)
 {
 	struct model m;
@@ -400,6 +426,7 @@ static void test_html_escapes(void)
 static const struct gstest tests[] = {
 	GSTEST(test_layout_nests), GSTEST(test_flows), GSTEST(test_counters), GSTEST(test_disk_full),
 	GSTEST(test_no_overwrite), GSTEST(test_default_path), GSTEST(test_sqlite_rows),
+	GSTEST(test_sqlite_huge_metric_values),
 	GSTEST(test_html_escapes), { 0 },
 };
 
