@@ -66,16 +66,15 @@ static int is_step_name(const char *name)
 }
 
 struct windows {
-	struct interval_set set;   /* union of the step ranges */
-	size_t steps;
+	struct interval *step;     /* the step ranges, in order and disjoint (owned) */
+	size_t steps, alloc;
+	struct interval_set set;   /* their union, for membership (merges touching steps) */
 	double step_median_s;
 };
 
 static void find_steps(const struct model *m, const char *want, struct windows *w,
 		       char **source)
 {
-	double *dur = NULL;
-	size_t n = 0, alloc = 0;
 	const char *chosen = NULL;
 
 	for (size_t i = 0; i < m->nvtx.n; i++) {
@@ -94,18 +93,16 @@ static void find_steps(const struct model *m, const char *want, struct windows *
 					continue;
 		}
 		/* nested ranges of the same name count once: skip those inside the last */
-		if (w->set.n && r->start < w->set.v[w->set.n - 1].end)
+		if (w->steps && r->start < w->step[w->steps - 1].end)
 			continue;
-		ALLOC_GROW(dur, n + 1, alloc);
-		dur[n++] = (double)(r->end - r->start) / 1e9;
+		ALLOC_GROW(w->step, w->steps + 1, w->alloc);
+		w->step[w->steps].start = r->start;
+		w->step[w->steps].end = r->end;
+		w->steps++;
 		ivset_add(&w->set, r->start, r->end);
 	}
-	if (n) {
-		w->steps = n;
-		w->step_median_s = median(dur, n);
+	if (w->steps)
 		*source = xstrfmt("nvtx range '%s'", want ? want : chosen);
-	}
-	free(dur);
 }
 
 static int in_windows(struct windows *w, uint64_t t)
@@ -152,16 +149,16 @@ static void launches_init(struct launches *l, const struct model *m)
 /* Extend the completion time of the step window holding @launched to @end. */
 static void step_done(struct windows *w, uint64_t *done, uint64_t launched, uint64_t end)
 {
-	size_t lo = 0, hi = w->set.n;
+	size_t lo = 0, hi = w->steps;
 
 	while (lo < hi) { /* last window starting at or before @launched */
 		size_t mid = (lo + hi) / 2;
-		if (w->set.v[mid].start <= launched)
+		if (w->step[mid].start <= launched)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == 0 || launched >= w->set.v[lo - 1].end)
+	if (lo == 0 || launched >= w->step[lo - 1].end)
 		return;
 	if (end > done[lo - 1])
 		done[lo - 1] = end;
@@ -221,6 +218,7 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	ao.step = w.steps ? NULL : o->step;
 	if (analyze_run(m, &ao, &ar) < 0) {
 		ivset_release(&w.set);
+		free(w.step);
 		return -1;
 	}
 	if (!w.steps && ar.summary.step_period_s > 0 && wall > 0) {
@@ -230,16 +228,12 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	}
 	launches_init(&ln, m);
 	if (w.steps) {
-		/*
-		 * The steps span from the first step's start to the end of the last
-		 * work they launched, and the time per step is that span over the
-		 * steps: the loop's throughput, also when the CPU runs ahead.
-		 */
-		size_t ns = w.set.n;
+		/* the steps span from the first one's start to the end of the work they launched */
+		size_t ns = w.steps;
 		uint64_t *done = xmalloc(ns * sizeof(*done));
 
 		for (size_t i = 0; i < ns; i++)
-			done[i] = w.set.v[i].end;
+			done[i] = w.step[i].end;
 		for (size_t i = 0; i < m->kernels.n; i++) {
 			const struct trace_kernel *k = &m->kernels.v[i];
 			step_done(&w, done, launch_time(&ln, k->pid, k->correlation, k->start), k->end);
@@ -265,9 +259,9 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			for (size_t i = 0; i < ns; i++) {
 				if (i && done[i] < done[i - 1])
 					done[i] = done[i - 1];
-				d[i] = (double)(done[i] - (i ? done[i - 1] : w.set.v[0].start)) / 1e9;
-				issue[i] = (double)((i + 1 < ns ? w.set.v[i + 1].start : w.set.v[i].end) -
-						    w.set.v[i].start) / 1e9;
+				d[i] = (double)(done[i] - (i ? done[i - 1] : w.step[0].start)) / 1e9;
+				issue[i] = (double)((i + 1 < ns ? w.step[i + 1].start : w.step[i].end) -
+						    w.step[i].start) / 1e9;
 			}
 			/*
 			 * Completions can bunch up when the GPU was held back and then
@@ -281,7 +275,7 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			free(d);
 			free(issue);
 		}
-		lo = w.set.v[0].start;
+		lo = w.step[0].start;
 		hi = done[ns - 1];
 		free(done);
 	}
@@ -433,6 +427,7 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	}
 	analyze_result_release(&ar);
 	ivset_release(&w.set);
+	free(w.step);
 	ivset_release(&busy);
 	ivset_release(&comm);
 	ivset_release(&compute);
