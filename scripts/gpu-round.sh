@@ -2,19 +2,27 @@
 # gpu-round.sh - everything one session runs on the GPU machine, in one command.
 #
 # Build here first (scripts/build.sh build; bench/overhead/build.sh build;
-# bench/sampler/build.sh build), carry build/, then on the GPU machine:
-#   bash scripts/gpu-round.sh            # results under $OUT
-# On a 2-GPU machine the zoo and GPU tests run on GPU 1 while the overhead
-# benchmark runs on GPU 0, then the 2-GPU zoo case runs on both.
-# PARTS selects: "tests zoo overhead sampler comm" (default all).
+# bench/sampler/build.sh build), pack the part the machine needs
+# (scripts/device-pack.sh build .device/b), carry .device/b (and
+# .device/tools.txz for the "where" part: perf and strace with their
+# libraries), then on the GPU machine:
+#   B=.device/b bash scripts/gpu-round.sh        # results under $OUT
+# PARTS selects, in this order:
+#   comm     the 2-GPU zoo case (both GPUs; first, alone on the machine)
+#   tests    tests/gpu                       (GPU 1 when there are 2)
+#   zoo      the 1-GPU zoo cases             (GPU 1)
+#   sampler  the NVML sampler's CPU cost     (GPU 1)
+#   where    perf/strace profiles of the overhead (GPU 1)
+#   diag     overhead breakdown by knob, workload b (GPU 0)
+#   overhead the overhead benchmark a, b, c  (GPU 0)
 # Each part packs its results into $OUT as soon as it ends and runs under a
-# time limit (LIMIT_S, default 240 s a part), so a command stopped at the
-# device's limit still returns what finished: $OUT is emptied by the next call.
+# time limit, so a command stopped at the device's limit still returns what
+# finished: $OUT is emptied by the next call.
 set -u
 cd "$(dirname "$0")/.."
-B=${B:-build}
+B=$(cd "${B:-build}" && pwd) || exit 2
 OUT=${OUT:-/tmp/gpu-round}
-PARTS=${PARTS:-tests zoo overhead sampler comm}
+PARTS=${PARTS:-comm tests zoo sampler overhead}
 w=$OUT/work
 mkdir -p "$w"
 exec > >(tee -a "$OUT/round.log") 2>&1
@@ -26,32 +34,57 @@ pack() {     # pack NAME DIR...: $OUT/NAME.tgz from the directories under $w tha
 	for d in "$@"; do [ -e "$w/$d" ] && have+=("$d"); done
 	[ ${#have[@]} -gt 0 ] && (cd "$w" && tar czf "$OUT/$name.tgz" "${have[@]}")
 }
-echo "== gpu round $(date -u +%FT%TZ) on $(hostname)"
+echo "== gpu round $(date -u +%FT%TZ) on $(hostname), parts: $PARTS"
 nvidia-smi --query-gpu=index,name,driver_version,temperature.gpu,clocks.sm --format=csv,noheader
 ngpu=$(nvidia-smi -L | wc -l)
 second=$(( ngpu > 1 ? 1 : 0 ))
 t0=$(date +%s)
 
-side_a() {   # GPU 0: the overhead benchmark
+if has comm && [ "$ngpu" -ge 2 ]; then
+	echo "== zoo comm-wait (2 GPUs)"
+	ZOO_CASES=comm-wait ZOO_RUNS=${COMM_RUNS:-5} ZOO_TIMEOUT=45 timeout "${COMM_LIMIT_S:-200}" \
+		bash examples/zoo/record.sh "$B" "$w/zoo-comm" >"$w/comm.log" 2>&1
+	# a second profiled run of the fixed variant: diff's noise on real data
+	ZOO_STEPS=${ZOO_PROFILE_STEPS:-5} timeout 45 "$B/gpuscope" profile -o "$w/zoo-comm/comm-wait.fixed.run2" \
+		--force -- python3 "$PWD/examples/zoo/comm-wait.py" fixed >>"$w/comm.log" 2>&1
+	tail -5 "$w/comm.log"
+	mv "$w/comm.log" "$w/zoo-comm/" 2>/dev/null
+	pack zoo-comm zoo-comm
+	echo "== comm done after $(( $(date +%s) - t0 )) s"
+fi
+
+# the breakdown: each knob of docs/cuda.md's measurement knobs alone
+c=gpuscope+--trace=cuda
+diag_configs="none floor gpuscope $c $c+GPUSCOPE_CUPTI_API_MODE=off $c+GPUSCOPE_CUPTI_KINDS=kernel
+ $c+GPUSCOPE_CUPTI_API_MODE=off+GPUSCOPE_CUPTI_KINDS=kernel
+ $c+GPUSCOPE_CUPTI_API_MODE=off+GPUSCOPE_CUPTI_KINDS=kernel+GPUSCOPE_CUPTI_SUBSCRIBE=0+GPUSCOPE_CUPTI_CLOCK=cupti+GPUSCOPE_CUPTI_FLUSH_MS=0+--no-gpu-metrics+--cpu-sample-hz=0
+ $c+GPUSCOPE_CUPTI_CLOCK=cupti $c+GPUSCOPE_CUPTI_FLUSH_MS=0 $c+--no-gpu-metrics+--cpu-sample-hz=0"
+
+side_a() {   # GPU 0: overhead measurements
 	export CUDA_VISIBLE_DEVICES=0
+	if has diag; then
+		echo "== overhead breakdown (workload b)"
+		BUILD=$B OUT=$w/diag ROUNDS=${ROUNDS_DIAG:-5} W=b B_STEPS=${B_STEPS:-1000} BUDGET_S=${DIAG_BUDGET_S:-300} \
+		CONFIGS=${DIAG_CONFIGS:-$diag_configs} timeout "${DIAG_LIMIT_S:-420}" bash bench/overhead/run.sh
+		pack diag diag
+	fi
 	if has overhead; then
-		echo "== overhead a,b (breakdown)"
-		BUILD=$B OUT=$w/overhead-ab ROUNDS=${ROUNDS_AB:-4} W="a b" BUDGET_S=200 \
-		CONFIGS="none gpuscope floor torchprof gpuscope+--trace=cuda gpuscope+--trace=cuda+GPUSCOPE_CUPTI_API_MODE=off gpuscope+--trace=cuda+GPUSCOPE_CUPTI_API_MODE=off+GPUSCOPE_CUPTI_KINDS=kernel gpuscope+--trace=nvtx,osrt" \
-			timeout "$LIMIT_S" bash bench/overhead/run.sh
+		echo "== overhead a, b"
+		BUILD=$B OUT=$w/overhead-ab ROUNDS=${ROUNDS_AB:-5} W="a b" BUDGET_S=${AB_BUDGET_S:-200} \
+		CONFIGS=${AB_CONFIGS:-none gpuscope floor torchprof} timeout "$LIMIT_S" bash bench/overhead/run.sh
 		pack overhead overhead-ab
 		echo "== overhead c (resnet-50)"
-		BUILD=$B OUT=$w/overhead-c ROUNDS=${ROUNDS_C:-3} W="c" BUDGET_S=150 \
-		CONFIGS="none gpuscope torchprof floor" timeout "$LIMIT_S" bash bench/overhead/run.sh
+		BUILD=$B OUT=$w/overhead-c ROUNDS=${ROUNDS_C:-5} W=c BUDGET_S=${C_BUDGET_S:-200} \
+		CONFIGS=${C_CONFIGS:-none gpuscope torchprof floor} timeout "$LIMIT_S" bash bench/overhead/run.sh
 		pack overhead overhead-ab overhead-c
 	fi
 }
 
-side_b() {   # GPU 1 (or 0): GPU tests, the zoo, the sampler
+side_b() {   # GPU 1 (or 0): GPU tests, the zoo, the sampler, profiles
 	export CUDA_VISIBLE_DEVICES=$second
 	if has tests; then
 		echo "== tests/gpu"
-		GS_BUILD_DIR=$PWD/$B WORK=$w/gputests KEEP=$w/gputests-keep timeout "$LIMIT_S" bash tests/gpu/run.sh
+		GS_BUILD_DIR=$B WORK=$w/gputests KEEP=$w/gputests-keep timeout "$LIMIT_S" bash tests/gpu/run.sh
 		pack gputests gputests-keep gputests/logs
 	fi
 	if has zoo; then
@@ -62,20 +95,25 @@ side_b() {   # GPU 1 (or 0): GPU tests, the zoo, the sampler
 	fi
 	if has sampler && [ -x "$B/bench_sampler" ]; then
 		echo "== sampler cost"
-		timeout 60 "$B/bench_sampler" 8
+		timeout 60 "$B/bench_sampler" 8 | tee "$w/sampler.txt"
+		mkdir -p "$w/misc" && mv "$w/sampler.txt" "$w/misc/"
+		pack misc misc
+	fi
+	if has where && [ -f .device/tools.txz ]; then
+		echo "== where the overhead goes (perf, strace)"
+		mkdir -p /tmp/gstools && tar xJf .device/tools.txz -C /tmp/gstools
+		export LD_LIBRARY_PATH=/tmp/gstools/tools/lib
+		PERF=/tmp/gstools/tools/perf STRACE=/tmp/gstools/tools/strace BUILD=$B OUT=$w/where \
+			CONFIGS=${WHERE_CONFIGS:-none floor gpuscope+--trace=cuda} \
+			timeout "${WHERE_LIMIT_S:-300}" bash bench/overhead/where.sh
+		unset LD_LIBRARY_PATH
+		mkdir -p "$w/misc"
+		pack misc misc where
 	fi
 }
 
 side_a >"$OUT/side-a.log" 2>&1 &
 side_b >"$OUT/side-b.log" 2>&1 &
 wait
-echo "== both sides done after $(( $(date +%s) - t0 )) s"
-if has comm && [ "$ngpu" -ge 2 ]; then
-	unset CUDA_VISIBLE_DEVICES
-	echo "== zoo comm-wait (2 GPUs)"
-	ZOO_CASES=comm-wait ZOO_TIMEOUT=40 timeout "$LIMIT_S" bash examples/zoo/record.sh "$B" "$w/zoo-comm" \
-		>"$OUT/comm.log" 2>&1
-	pack zoo-comm zoo-comm
-fi
 echo "== total $(( $(date +%s) - t0 )) s"
 ls -la "$OUT"

@@ -65,9 +65,17 @@ static atomic_int cu_state;
 static int cu_callback_mode;        /* API records from callbacks, not activity */
 static int cu_api_off;              /* GPUSCOPE_CUPTI_API_MODE=off: no API records */
 static int cu_api_subtract;         /* =subtract: whole kinds, then disable the skipped */
-static int cu_kinds_min;            /* GPUSCOPE_CUPTI_KINDS=kernel: kernels only */
+static unsigned cu_kinds = ~0u;     /* GPUSCOPE_CUPTI_KINDS: KIND_* bits enabled */
+static int cu_no_subscribe;         /* GPUSCOPE_CUPTI_SUBSCRIBE=0: no callbacks at all */
+static int cu_cupti_clock;          /* GPUSCOPE_CUPTI_CLOCK=cupti: no timestamp callback */
+static int64_t cu_clock_offset;     /* cl_now() - cuptiGetTimestamp() at start */
 static size_t cu_buffer_bytes = 4u << 20;
 static unsigned cu_flush_ms = 1000;
+
+/* measurement knob GPUSCOPE_CUPTI_KINDS=kernel,memcpy,memset,sync,memory */
+enum {
+	KIND_KERNEL = 1, KIND_MEMCPY = 2, KIND_MEMSET = 4, KIND_SYNC = 8, KIND_MEMORY = 16,
+};
 
 /* [0] runtime, [1] driver: string id of the function name (0 = not yet) */
 static _Atomic uint32_t api_name_ids[2][API_CBIDS];
@@ -269,6 +277,17 @@ static void drop(void)
 	cl_add_drops(TRACE_DROP_CUPTI, 1);
 }
 
+/* GPUSCOPE_CUPTI_CLOCK=cupti: CUPTI's own clock, moved by the offset at start */
+static void shift(uint64_t *a, uint64_t *b)
+{
+	if (!cu_cupti_clock)
+		return;
+	if (*a)
+		*a += (uint64_t)cu_clock_offset;
+	if (b && *b)
+		*b += (uint64_t)cu_clock_offset;
+}
+
 static void handle_record(const CUpti_Activity *rec)
 {
 	uint32_t pid = cl_pid();
@@ -283,6 +302,7 @@ static void handle_record(const CUpti_Activity *rec)
 			drop();
 			break;
 		}
+		shift(&k.start, &k.end);
 		if (!in_capture(k.start))
 			break;
 		kernel_names(r->name, &k);
@@ -295,7 +315,7 @@ static void handle_record(const CUpti_Activity *rec)
 		note_context(r->contextId, r->deviceId);
 		if (cupti_conv_memcpy(r, pid, &c) < 0)
 			drop();
-		else if (in_capture(c.start))
+		else if (shift(&c.start, &c.end), in_capture(c.start))
 			emit(TRACE_EV_MEMCPY, &c, sizeof(c));
 		break;
 	}
@@ -304,7 +324,7 @@ static void handle_record(const CUpti_Activity *rec)
 		struct trace_memcpy c;
 		if (cupti_conv_memcpy_p2p(r, pid, &c) < 0)
 			drop();
-		else if (in_capture(c.start))
+		else if (shift(&c.start, &c.end), in_capture(c.start))
 			emit(TRACE_EV_MEMCPY, &c, sizeof(c));
 		break;
 	}
@@ -314,7 +334,7 @@ static void handle_record(const CUpti_Activity *rec)
 		note_context(r->contextId, r->deviceId);
 		if (cupti_conv_memset(r, pid, &s) < 0)
 			drop();
-		else if (in_capture(s.start))
+		else if (shift(&s.start, &s.end), in_capture(s.start))
 			emit(TRACE_EV_MEMSET, &s, sizeof(s));
 		break;
 	}
@@ -323,7 +343,7 @@ static void handle_record(const CUpti_Activity *rec)
 		struct trace_sync s;
 		if (cupti_conv_sync(r, pid, context_device(r->contextId), &s) < 0)
 			drop();
-		else if (in_capture(s.start))
+		else if (shift(&s.start, &s.end), in_capture(s.start))
 			emit(TRACE_EV_SYNC, &s, sizeof(s));
 		break;
 	}
@@ -332,7 +352,7 @@ static void handle_record(const CUpti_Activity *rec)
 		struct trace_memory m;
 		note_context(r->contextId, r->deviceId);
 		/* pool bookkeeping records are not allocations: not a drop */
-		if (cupti_conv_memory(r, pid, &m) == 0 && in_capture(m.time))
+		if (cupti_conv_memory(r, pid, &m) == 0 && (shift(&m.time, NULL), in_capture(m.time)))
 			emit(TRACE_EV_MEMORY, &m, sizeof(m));
 		break;
 	}
@@ -344,7 +364,7 @@ static void handle_record(const CUpti_Activity *rec)
 		if (cupti_conv_api(r, dom ? TRACE_API_DRIVER : TRACE_API_RUNTIME,
 				   api_name_id(dom, r->cbid), &a) < 0)
 			drop();
-		else if (in_capture(a.start))
+		else if (shift(&a.start, &a.end), in_capture(a.start))
 			emit(TRACE_EV_API, &a, sizeof(a));
 		break;
 	}
@@ -628,7 +648,7 @@ static void *flusher_main(void *arg)
 			break;
 		drain(1);
 		now = cl_now();
-		if (now - last >= period) {
+		if (period && now - last >= period) {
 			last = now;
 			flush_all(0);
 			drain(1);
@@ -721,6 +741,42 @@ static unsigned enable_apis(unsigned dom, uint32_t size)
 	return kept;
 }
 
+/* cudaProfilerStart/Stop, device reset and context teardown */
+static void enable_control_callbacks(void)
+{
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+			  CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+			  CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_DRIVER_API,
+			  CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_DRIVER_API,
+			  CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+			  CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RESOURCE,
+			  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+}
+
+/* GPUSCOPE_CUPTI_KINDS: unset = all; else a comma list of kernel, memcpy, memset, sync, memory */
+static unsigned parse_kinds(const char *s)
+{
+	static const struct { const char *name; unsigned bit; } names[] = {
+		{ "kernel", KIND_KERNEL }, { "memcpy", KIND_MEMCPY }, { "memset", KIND_MEMSET },
+		{ "sync", KIND_SYNC }, { "memory", KIND_MEMORY },
+	};
+	unsigned bits = KIND_KERNEL;
+
+	if (!s || !*s)
+		return ~0u;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *p = strstr(s, names[i].name);
+		if (p && (p == s || p[-1] == ','))
+			bits |= names[i].bit;
+	}
+	return bits;
+}
+
 static int cupti_start(char *why, size_t n)
 {
 	CUptiResult r;
@@ -732,6 +788,9 @@ static int cupti_start(char *why, size_t n)
 		CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
 		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2,
 	};
+	static const unsigned kind_bits[] = {
+		~0u, ~0u, KIND_KERNEL, KIND_MEMCPY, KIND_MEMCPY, KIND_MEMSET, KIND_SYNC, KIND_MEMORY,
+	};
 
 	if (cupti_load(&cu, why, n) < 0)
 		return -1;
@@ -739,18 +798,30 @@ static int cupti_start(char *why, size_t n)
 	cu_callback_mode = !mode || !*mode || !strcmp(mode, "callback");
 	cu_api_off = mode && !strcmp(mode, "off");
 	cu_api_subtract = mode && !strcmp(mode, "subtract");
-	cu_kinds_min = getenv("GPUSCOPE_CUPTI_KINDS") && !strcmp(getenv("GPUSCOPE_CUPTI_KINDS"), "kernel");
+	cu_kinds = parse_kinds(getenv("GPUSCOPE_CUPTI_KINDS"));
+	cu_no_subscribe = getenv("GPUSCOPE_CUPTI_SUBSCRIBE") && !strcmp(getenv("GPUSCOPE_CUPTI_SUBSCRIBE"), "0");
+	if (cu_no_subscribe && cu_callback_mode)
+		cu_api_off = 1;
+	cu_cupti_clock = getenv("GPUSCOPE_CUPTI_CLOCK") && !strcmp(getenv("GPUSCOPE_CUPTI_CLOCK"), "cupti");
 	cu_buffer_bytes = (size_t)env_uint("GPUSCOPE_CUPTI_BUFFER_KB", 4096, 64, 1u << 20) << 10;
-	cu_flush_ms = env_uint("GPUSCOPE_CUPTI_FLUSH_MS", 1000, 10, 600000);
+	cu_flush_ms = env_uint("GPUSCOPE_CUPTI_FLUSH_MS", 1000, 0, 600000);
 
 	/* the clock first: every record must be on the report clock */
-	r = cu.ActivityRegisterTimestampCallback(cupti_timestamp);
+	if (cu_cupti_clock) {
+		uint64_t t = 0;
+		r = cu.GetTimestamp(&t);
+		cu_clock_offset = (int64_t)(cl_now() - t);
+	} else {
+		r = cu.ActivityRegisterTimestampCallback(cupti_timestamp);
+	}
 	if (r != CUPTI_SUCCESS) {
 		snprintf(why, n, "CUPTI cannot start (%s; is the NVIDIA driver loaded?)",
 			 cupti_result_name(&cu, r));
 		return -1;
 	}
-	if (cu.Subscribe_v2) {
+	if (cu_no_subscribe) {
+		r = CUPTI_SUCCESS;
+	} else if (cu.Subscribe_v2) {
 		CUpti_SubscriberParams p;
 		memset(&p, 0, sizeof(p));
 		p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
@@ -776,19 +847,20 @@ static int cupti_start(char *why, size_t n)
 	r = cu.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (r != CUPTI_SUCCESS) {
 		snprintf(why, n, "cuptiActivityRegisterCallbacks failed (%s)", cupti_result_name(&cu, r));
-		cu.Unsubscribe(cu_sub);
+		if (!cu_no_subscribe)
+			cu.Unsubscribe(cu_sub);
 		return -1;
 	}
 	atomic_store(&cu_state, CUPTI_ON);
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if (cu_kinds_min && kinds[i] != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
-		    kinds[i] != CUPTI_ACTIVITY_KIND_DEVICE && kinds[i] != CUPTI_ACTIVITY_KIND_CONTEXT)
+		if (!(cu_kinds & kind_bits[i]))
 			continue;
 		r = cu.ActivityEnable(kinds[i]);
 		if (r != CUPTI_SUCCESS && kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 			snprintf(why, n, "cannot trace kernels (%s)", cupti_result_name(&cu, r));
 			atomic_store(&cu_state, CUPTI_OFF);
-			cu.Unsubscribe(cu_sub);
+			if (!cu_no_subscribe)
+				cu.Unsubscribe(cu_sub);
 			return -1;
 		}
 	}
@@ -805,18 +877,8 @@ static int cupti_start(char *why, size_t n)
 		enable_apis(0, CUPTI_RUNTIME_TRACE_CBID_SIZE);
 		enable_apis(1, CUPTI_DRIVER_TRACE_CBID_SIZE);
 	}
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
-			  CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
-			  CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_DRIVER_API,
-			  CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_DRIVER_API,
-			  CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
-			  CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RESOURCE,
-			  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	if (!cu_no_subscribe)
+		enable_control_callbacks();
 	if (!pthread_create(&flusher, NULL, flusher_main, NULL)) {
 		pthread_setname_np(flusher, "gpuscope-cupti");
 		pthread_detach(flusher);
