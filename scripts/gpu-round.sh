@@ -65,7 +65,7 @@ side_a() {   # GPU 0: overhead measurements
 	if has diag; then
 		echo "== overhead breakdown (workload b)"
 		BUILD=$B OUT=$w/diag ROUNDS=${ROUNDS_DIAG:-5} W=b B_STEPS=${B_STEPS:-1000} BUDGET_S=${DIAG_BUDGET_S:-300} \
-		CONFIGS=${DIAG_CONFIGS:-$diag_configs} timeout "${DIAG_LIMIT_S:-420}" bash bench/overhead/run.sh
+		CONFIGS=$(echo ${DIAG_CONFIGS:-$diag_configs}) timeout "${DIAG_LIMIT_S:-420}" bash bench/overhead/run.sh
 		pack diag diag
 	fi
 	if has overhead; then
