@@ -14,6 +14,7 @@
 #   sampler  the NVML sampler's CPU cost     (GPU 1)
 #   where    perf/strace profiles of the overhead (GPU 1)
 #   diag     overhead breakdown by knob, workload b (GPU 0)
+#   diaga    the same breakdown, workload a      (GPU 1)
 #   overhead the overhead benchmark a, b, c  (GPU 0)
 # Each part packs its results into $OUT as soon as it ends and runs under a
 # time limit, so a command stopped at the device's limit still returns what
@@ -53,12 +54,12 @@ if has comm && [ "$ngpu" -ge 2 ]; then
 	echo "== comm done after $(( $(date +%s) - t0 )) s"
 fi
 
-# the breakdown: each knob of docs/cuda.md's measurement knobs alone
+# the breakdown: which CUPTI activity kind costs what (API records off), then
+# the defaults with API records
 c=gpuscope+--trace=cuda
-diag_configs="none floor gpuscope $c $c+GPUSCOPE_CUPTI_API_MODE=off $c+GPUSCOPE_CUPTI_KINDS=kernel
- $c+GPUSCOPE_CUPTI_API_MODE=off+GPUSCOPE_CUPTI_KINDS=kernel
- $c+GPUSCOPE_CUPTI_API_MODE=off+GPUSCOPE_CUPTI_KINDS=kernel+GPUSCOPE_CUPTI_SUBSCRIBE=0+GPUSCOPE_CUPTI_CLOCK=cupti+GPUSCOPE_CUPTI_FLUSH_MS=0+--no-gpu-metrics+--cpu-sample-hz=0
- $c+GPUSCOPE_CUPTI_CLOCK=cupti $c+GPUSCOPE_CUPTI_FLUSH_MS=0 $c+--no-gpu-metrics+--cpu-sample-hz=0"
+k=$c+GPUSCOPE_CUPTI_API_MODE=off+GPUSCOPE_CUPTI_KINDS
+diag_configs="none floor $k=kernel $k=kernel,memcpy,memset $k=kernel,sync $k=kernel,memory
+ $c+GPUSCOPE_CUPTI_API_MODE=off $c"
 
 side_a() {   # GPU 0: overhead measurements
 	export CUDA_VISIBLE_DEVICES=0
@@ -92,6 +93,12 @@ side_b() {   # GPU 1 (or 0): GPU tests, the zoo, the sampler, profiles
 		ZOO_CASES="dataloader launch-bound sync pageable serial-copy tensor-core underfill alloc-churn" \
 			timeout "$LIMIT_S" bash examples/zoo/record.sh "$B" "$w/zoo"
 		pack zoo zoo
+	fi
+	if has diaga; then
+		echo "== overhead breakdown (workload a)"
+		BUILD=$B OUT=$w/diaga ROUNDS=${ROUNDS_DIAGA:-3} W=a A_LAUNCHES=100000 BUDGET_S=150 \
+		CONFIGS=$(echo ${DIAG_CONFIGS:-$diag_configs}) timeout 200 bash bench/overhead/run.sh
+		pack diaga diaga
 	fi
 	if has sampler && [ -x "$B/bench_sampler" ]; then
 		echo "== sampler cost"

@@ -31,6 +31,10 @@ A_LAUNCHES=${A_LAUNCHES:-200000}
 B_STEPS=${B_STEPS:-300}
 C_STEPS=${C_STEPS:-20}
 BUDGET_S=${BUDGET_S:-340}
+# Noise control, the same for every configuration: numpy's OpenBLAS threads
+# spin on idle cores (38% of all CPU samples of workload b on the H200 VM)
+# and the launching thread then competes with them; one thread each.
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 mkdir -p "$OUT"
 if [ ! -f "$FLOOR" ] && [[ " $CONFIGS " == *" floor "* ]]; then
 	bash "$here/build.sh" "$BUILD" >/dev/null || echo "warning: cannot build floor.so" >&2

@@ -24,15 +24,24 @@
 
 #define SAMPLER_MAX_HZ 100
 /*
- * CPU budget of the NVML calls, as a fraction of one core.  NVML calls cost
- * 0.1-15 ms of CPU each on an H200 VM (bench/RESULTS-nvml.md), so at 10 Hz
- * the expensive ones (GPM) are read less often.  A budget of 0.8 % measured
- * 1.30 % of a core in all on a 2-GPU machine (the sampler's own work and
- * calls outside the budget add about 0.5 %), so the default is 0.5 %, for
- * the 1 % target.  GPUSCOPE_GPU_METRICS_BUDGET (percent of a core; 0 = no
- * budget) overrides it.
+ * CPU budget of the sampler thread, as a fraction of one core (target: 1 %).
+ * NVML calls cost 0.1-15 ms of CPU each on an H200 VM (bench/RESULTS-nvml.md),
+ * so at 10 Hz the expensive ones (GPM, energy, NVLink) must be read less
+ * often.  Two levels hold the budget:
+ *  - the NVML layer shares a budget for its calls among the read groups by
+ *    their measured cost (nvml_set_budget, nvml_fair_rates);
+ *  - once a second the sampler compares the CPU time its thread really used
+ *    since it started (the first tick reads every group at full cost, and
+ *    the sampler's own work is not in the groups' costs) with this budget,
+ *    and scales the NVML layer's budget by the ratio (at most x2 either way
+ *    per second), so that the whole thread stays within it.
+ * A budget of 0.8 % for the NVML calls alone measured 1.30 % of a core for
+ * the thread on a 2-GPU machine; hence the feedback.
+ * GPUSCOPE_GPU_METRICS_BUDGET (percent of a core; 0 = no budget) overrides it.
  */
-#define SAMPLER_CPU_BUDGET 0.005
+#define SAMPLER_CPU_BUDGET 0.008
+#define SAMPLER_NVML_SHARE 0.6       /* the NVML calls' first share of it */
+#define SAMPLER_NVML_MIN 0.0002      /* never below: the cheap groups still run */
 #define SAMPLER_FLUSH_NS (5ull * 1000 * 1000 * 1000)
 
 struct nvml_sampler {
@@ -47,8 +56,42 @@ struct nvml_sampler {
 	uint32_t name_id[NVML_M__COUNT];
 	uint32_t proc_mem_id;
 	uint64_t ticks;
+	double budget;                  /* whole thread, fraction of a core; 0 none */
+	double nvml_budget;             /* what the NVML layer is given */
 	int failed;
 };
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Once a second: scale the NVML layer's budget by how far the thread's CPU
+ * share since @start is from the budget.  @used_ns CPU over @wall_ns.
+ */
+static void steer_budget(struct nvml_sampler *s, uint64_t used_ns, uint64_t wall_ns)
+{
+	double share, f;
+
+	if (s->budget <= 0 || !wall_ns)
+		return;
+	share = (double)used_ns / (double)wall_ns;
+	f = share > 0 ? s->budget / share : 2.0;
+	if (f > 2.0)
+		f = 2.0;
+	if (f < 0.5)
+		f = 0.5;
+	s->nvml_budget *= f;
+	if (s->nvml_budget > s->budget)
+		s->nvml_budget = s->budget;
+	if (s->nvml_budget < SAMPLER_NVML_MIN)
+		s->nvml_budget = SAMPLER_NVML_MIN;
+	nvml_set_budget(s->n, s->nvml_budget, s->hz);
+}
 
 static void put_metric(struct nvml_sampler *s, uint64_t mono, unsigned gpu, uint32_t name_id,
 		       uint32_t pid, double v)
@@ -143,7 +186,8 @@ static void *sampler_main(void *arg)
 {
 	struct nvml_sampler *s = arg;
 	uint64_t period = 1000000000ull / s->hz;
-	uint64_t next = now_mono_ns(), last_flush = next;
+	uint64_t next = now_mono_ns(), last_flush = next, start = next;
+	uint64_t cpu0 = thread_cpu_ns();
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
@@ -153,6 +197,8 @@ static void *sampler_main(void *arg)
 		sample_once(s, s->ticks % s->hz == 0);
 		s->ticks++;
 		now = now_mono_ns();
+		if (s->ticks % s->hz == 0)
+			steer_budget(s, thread_cpu_ns() - cpu0, now - start);
 		if (now - last_flush >= SAMPLER_FLUSH_NS) {
 			if (trace_builder_flush(&s->b))
 				s->failed = 1;
@@ -191,10 +237,12 @@ struct nvml_sampler *nvml_sampler_start(const char *path, unsigned hz, char *why
 	budget = SAMPLER_CPU_BUDGET;
 	if ((env = getenv("GPUSCOPE_GPU_METRICS_BUDGET")) && *env)
 		budget = atof(env) / 100.0;
-	nvml_set_budget(n, budget, hz);
 	s = xcalloc(1, sizeof(*s));
 	s->n = n;
 	s->hz = hz;
+	s->budget = budget > 0 ? budget : 0;
+	s->nvml_budget = s->budget * SAMPLER_NVML_SHARE;
+	nvml_set_budget(n, s->nvml_budget, hz);
 	s->pid = (uint32_t)getpid();
 	if (trace_builder_open(&s->b, path, 1, 0)) {
 		snprintf(why, whylen, "cannot create '%s'", path);
