@@ -114,7 +114,7 @@ for r in $(seq 1 "$ROUNDS"); do
 			[ "$w" = a ] && [ "$c" = torchprof ] && continue
 			v=$(run_one "$w" "$c" "$r")
 			if [ -n "$v" ]; then
-				echo "$w,$c,$r,$v" >>"$csv"
+				echo "$w,\"$c\",$r,$v" >>"$csv"   # quoted: configs hold commas
 				echo "round $r $w $c $v"
 			else
 				echo "round $r $w $c: no result"

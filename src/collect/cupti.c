@@ -81,6 +81,14 @@ enum {
 static _Atomic uint32_t api_name_ids[2][API_CBIDS];
 /* callback mode: which cbids are recorded */
 static unsigned char api_keep_cb[2][API_CBIDS];
+/*
+ * callback mode: the synchronisation a cbid is (enum trace_sync_type, +16
+ * for a per-thread default stream variant); its records come from our
+ * callbacks instead of CUPTI's SYNCHRONIZATION kind, which cost the
+ * launch-bound PyTorch step +23% on its own (bench/RESULTS-cupti.md).
+ */
+static unsigned char api_sync[2][API_CBIDS];
+static int cu_sync_cb;              /* sync records from callbacks */
 
 struct kname_slot {
 	const char *key;        /* CUPTI's pointer */
@@ -551,6 +559,40 @@ static void capture_edge(int begin)
  */
 static __thread int rt_depth __attribute__((tls_model("initial-exec")));
 
+/*
+ * A synchronisation record for the API call @a just recorded: type and
+ * per-thread flag from api_sync[], stream from the call's first parameter
+ * (every stream sync and wait-event API takes the stream first).  CUPTI has
+ * no id for an event handle: event stays 0.
+ */
+static void emit_sync(const struct trace_api *a, unsigned what, const CUpti_CallbackData *cb)
+{
+	struct trace_sync s;
+	unsigned type = what & 15;
+	uint32_t id;
+
+	memset(&s, 0, sizeof(s));
+	s.start = a->start;
+	s.end = a->end;
+	s.pid = a->pid;
+	s.correlation = a->correlation;
+	s.type = (uint16_t)type;
+	s.context = cb->contextUid;
+	s.device = context_device(cb->contextUid);
+	if (s.device == CUPTI_DEVICE_UNKNOWN && cb->context && cu.GetDeviceId &&
+	    cu.GetDeviceId(cb->context, &id) == CUPTI_SUCCESS) {
+		s.device = id;
+		note_context(cb->contextUid, id);
+	}
+	if ((type == SYNC_STREAM || type == SYNC_STREAM_WAIT_EVENT) && cb->context &&
+	    cb->functionParams && cu.GetStreamIdEx) {
+		CUstream stream = *(CUstream const *)cb->functionParams;
+		if (cu.GetStreamIdEx(cb->context, stream, (uint8_t)(what >> 4), &id) == CUPTI_SUCCESS)
+			s.stream = id;
+	}
+	emit(TRACE_EV_SYNC, &s, sizeof(s));
+}
+
 static void api_callback(unsigned dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	if (dom && rt_depth > 0)
@@ -576,8 +618,11 @@ static void api_callback(unsigned dom, CUpti_CallbackId cbid, const CUpti_Callba
 		a.domain = dom ? TRACE_API_DRIVER : TRACE_API_RUNTIME;
 		if (cb->functionReturnValue)
 			a.status = *(const int *)cb->functionReturnValue;
-		if (in_capture(a.start))
+		if (in_capture(a.start)) {
 			emit(TRACE_EV_API, &a, sizeof(a));
+			if (cbid < API_CBIDS && api_sync[dom][cbid])
+				emit_sync(&a, api_sync[dom][cbid], cb);
+		}
 	}
 }
 
@@ -730,7 +775,10 @@ static unsigned enable_apis(unsigned dom, uint32_t size)
 			continue;
 		if (cu_callback_mode) {
 			if (cu.EnableCallback(1, cu_sub, domain, cbid) == CUPTI_SUCCESS) {
+				int per_thread, type = cupti_sync_type(name, &per_thread);
 				api_keep_cb[dom][cbid] = 1;
+				if (cu_sync_cb && type)
+					api_sync[dom][cbid] = (unsigned char)(type | per_thread << 4);
 				kept++;
 			}
 		} else if ((dom ? cu.ActivityEnableDriverApi(cbid, 1)
@@ -802,6 +850,11 @@ static int cupti_start(char *why, size_t n)
 	cu_no_subscribe = getenv("GPUSCOPE_CUPTI_SUBSCRIBE") && !strcmp(getenv("GPUSCOPE_CUPTI_SUBSCRIBE"), "0");
 	if (cu_no_subscribe && cu_callback_mode)
 		cu_api_off = 1;
+	/* GPUSCOPE_CUPTI_KINDS naming sync: CUPTI's SYNCHRONIZATION kind instead */
+	cu_sync_cb = cu_callback_mode && !cu_api_off && !cl_config.cuda_all_apis &&
+		     !(getenv("GPUSCOPE_CUPTI_KINDS") && (cu_kinds & KIND_SYNC));
+	if (cu_sync_cb)
+		cu_kinds &= ~(unsigned)KIND_SYNC;
 	cu_cupti_clock = getenv("GPUSCOPE_CUPTI_CLOCK") && !strcmp(getenv("GPUSCOPE_CUPTI_CLOCK"), "cupti");
 	cu_buffer_bytes = (size_t)env_uint("GPUSCOPE_CUPTI_BUFFER_KB", 4096, 64, 1u << 20) << 10;
 	cu_flush_ms = env_uint("GPUSCOPE_CUPTI_FLUSH_MS", 1000, 0, 600000);

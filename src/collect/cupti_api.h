@@ -48,6 +48,9 @@ struct cupti_api {
 	CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType);
 	CUptiResult (*GetTimestamp)(uint64_t *);
 	CUptiResult (*Finalize)(void);
+	/* optional (NULL when missing) */
+	CUptiResult (*GetStreamIdEx)(CUcontext, CUstream, uint8_t, uint32_t *);
+	CUptiResult (*GetDeviceId)(CUcontext, uint32_t *);
 };
 
 /*

@@ -251,6 +251,32 @@ int cupti_api_keep(const char *name)
 	return 0;
 }
 
+int cupti_sync_type(const char *name, int *per_thread)
+{
+	static const struct { const char *base; int type; } syncs[] = {
+		{ "cudaDeviceSynchronize", SYNC_CONTEXT }, { "cudaThreadSynchronize", SYNC_CONTEXT },
+		{ "cuCtxSynchronize", SYNC_CONTEXT },
+		{ "cudaStreamSynchronize", SYNC_STREAM }, { "cuStreamSynchronize", SYNC_STREAM },
+		{ "cudaEventSynchronize", SYNC_EVENT }, { "cuEventSynchronize", SYNC_EVENT },
+		{ "cudaStreamWaitEvent", SYNC_STREAM_WAIT_EVENT },
+		{ "cuStreamWaitEvent", SYNC_STREAM_WAIT_EVENT },
+	};
+	const char *base = name;
+
+	*per_thread = 0;
+	while (*base == '_')
+		base++;
+	for (size_t i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++) {
+		size_t n = strlen(syncs[i].base);
+		/* the whole name, or a version/_ptsz suffix after it */
+		if (strncmp(base, syncs[i].base, n) || (base[n] && base[n] != '_'))
+			continue;
+		*per_thread = strstr(base + n, "_ptsz") != NULL;
+		return syncs[i].type;
+	}
+	return 0;
+}
+
 /* The function identifier of a (possibly demangled) kernel name. */
 static const char *kernel_ident(const char *name, size_t *len)
 {

@@ -64,6 +64,17 @@ size_t cupti_api_base_name(const char *cupti_name, char *buf, size_t n);
 int cupti_api_keep(const char *name);
 
 /*
+ * cupti_sync_type - the synchronisation an API (base or CUPTI name) is, as
+ * an enum trace_sync_type: SYNC_CONTEXT (cudaDeviceSynchronize,
+ * cudaThreadSynchronize, cuCtxSynchronize), SYNC_STREAM (cudaStreamSynchronize,
+ * cuStreamSynchronize), SYNC_EVENT (cudaEventSynchronize, cuEventSynchronize),
+ * SYNC_STREAM_WAIT_EVENT (cudaStreamWaitEvent, cuStreamWaitEvent), per-thread
+ * stream variants (_ptsz) included; 0 for every other API.  *per_thread is
+ * set to 1 for a per-thread default stream variant.
+ */
+int cupti_sync_type(const char *name, int *per_thread);
+
+/*
  * cupti_is_nccl_kernel - whether a kernel name (mangled or demangled) is an
  * NCCL communication kernel: its function identifier starts with
  * "ncclKernel" or "ncclDevKernel" (NCCL's generated kernel names, e.g.

@@ -135,6 +135,9 @@ int cupti_load(struct cupti_api *api, char *why, size_t why_len)
 #undef SYM
 	/* optional: CUPTI 13 has it, and it names the other subscriber */
 	*(void **)&api->Subscribe_v2 = dlsym(h, "cuptiSubscribe_v2");
+	/* optional: stream and device of a synchronisation seen in a callback */
+	*(void **)&api->GetStreamIdEx = dlsym(h, "cuptiGetStreamIdEx");
+	*(void **)&api->GetDeviceId = dlsym(h, "cuptiGetDeviceId");
 	return 0;
 }
 

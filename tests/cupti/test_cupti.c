@@ -352,6 +352,65 @@ static void test_keep_list_real_names(void)
 	CHECK(kept >= 60 && kept < total / 2);
 }
 
+/* Which APIs are synchronisations (their sync records come from our callbacks). */
+static void test_sync_type(void)
+{
+	static const struct { const char *name; int type, per_thread; } cases[] = {
+		{ "cudaDeviceSynchronize_v3020", SYNC_CONTEXT, 0 },
+		{ "cudaThreadSynchronize_v3020", SYNC_CONTEXT, 0 },
+		{ "cuCtxSynchronize", SYNC_CONTEXT, 0 },
+		{ "cudaStreamSynchronize_v3020", SYNC_STREAM, 0 },
+		{ "cudaStreamSynchronize_ptsz_v7000", SYNC_STREAM, 1 },
+		{ "cuStreamSynchronize_ptsz", SYNC_STREAM, 1 },
+		{ "cuStreamSynchronize", SYNC_STREAM, 0 },
+		{ "cudaEventSynchronize_v3020", SYNC_EVENT, 0 },
+		{ "cuEventSynchronize", SYNC_EVENT, 0 },
+		{ "cudaStreamWaitEvent_v3020", SYNC_STREAM_WAIT_EVENT, 0 },
+		{ "cudaStreamWaitEvent_ptsz_v7000", SYNC_STREAM_WAIT_EVENT, 1 },
+		{ "cuStreamWaitEvent", SYNC_STREAM_WAIT_EVENT, 0 },
+		{ "cudaStreamWaitEventExternal", 0, 0 },   /* not a prefix match */
+		{ "cudaStreamQuery_v3020", 0, 0 },
+		{ "cudaEventRecord_v3020", 0, 0 },
+		{ "cudaLaunchKernel_v7000", 0, 0 },
+		{ "cuCtxSynchronize_v2", SYNC_CONTEXT, 0 },
+	};
+	struct cupti_api api;
+	char why[256];
+	const char *name = NULL;
+	int seen[5] = { 0 };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int pt = -1, t = cupti_sync_type(cases[i].name, &pt);
+		if (t != cases[i].type || pt != cases[i].per_thread)
+			gstest_fail(__FILE__, __LINE__, "%s: type %d per-thread %d, expected %d %d",
+				    cases[i].name, t, pt, cases[i].type, cases[i].per_thread);
+	}
+	if (cupti_load(&api, why, sizeof(why)) < 0) {
+		printf("# skipped the real names: %s\n", why);
+		return;
+	}
+	/* every synchronisation CUPTI names is one we keep (its callback is on) */
+	for (unsigned dom = 0; dom < 2; dom++) {
+		uint32_t size = dom ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
+		for (uint32_t cbid = 1; cbid < size; cbid++) {
+			int pt, t;
+			if (api.GetCallbackName(dom ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+						cbid, &name) || !name)
+				continue;
+			t = cupti_sync_type(name, &pt);
+			if (!t)
+				continue;
+			seen[t]++;
+			if (!cupti_api_keep(name))
+				gstest_fail(__FILE__, __LINE__, "%s is a sync but not kept", name);
+		}
+	}
+	CHECK(seen[SYNC_CONTEXT] >= 3);
+	CHECK(seen[SYNC_STREAM] >= 4);
+	CHECK(seen[SYNC_EVENT] >= 2);
+	CHECK(seen[SYNC_STREAM_WAIT_EVENT] >= 4);
+}
+
 static void test_nccl(void)
 {
 	CHECK(cupti_is_nccl_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
@@ -466,6 +525,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_base_name),
 	GSTEST(test_keep_list),
 	GSTEST(test_keep_list_real_names),
+	GSTEST(test_sync_type),
 	GSTEST(test_nccl),
 	GSTEST(test_kernel_names),
 	GSTEST(test_info_pci),
