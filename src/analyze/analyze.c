@@ -321,7 +321,7 @@ static void find_nvtx_steps(struct az_ctx *c)
 	const char *want = c->o ? c->o->step : NULL;
 	struct interval *st = NULL;
 	size_t n = 0, alloc = 0;
-	uint32_t name_id = 0;
+	uint32_t name_id = 0, pid = 0, tid = 0;
 
 	free(c->steps);
 	free(c->step_source);
@@ -329,19 +329,30 @@ static void find_nvtx_steps(struct az_ctx *c)
 	c->step_source = NULL;
 	c->nsteps = c->nsteps_nvtx = 0;
 	c->step_period_s = 0;
-	for (size_t i = 0; i < m->nvtx.n; i++) {
+	/* the first step-like name, and the thread that steps most under it */
+	for (size_t i = 0; i < m->nvtx.n && !name_id; i++) {
+		const struct trace_nvtx_range *r = &m->nvtx.v[i];
+		const char *nm = model_str(m, r->name_id);
+		if (r->end > r->start && az_win_overlap(c, r->start, r->end) &&
+		    (want ? name_matches(nm, want) : is_step_name(nm)))
+			name_id = r->name_id;
+	}
+	if (name_id)
+		model_range_thread(m, name_id, &pid, &tid);
+	for (size_t i = 0; name_id && i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
 		const char *nm = model_str(m, r->name_id);
 		if (r->end <= r->start || !az_win_overlap(c, r->start, r->end))
 			continue; /* a step overlapping the window counts: it starts before its first kernel */
 		if (want ? !name_matches(nm, want) : !is_step_name(nm))
 			continue;
-		if (!want && n && !name_matches(nm, model_str(m, name_id)))
+		if (!want && !name_matches(nm, model_str(m, name_id)))
 			continue; /* auto: stay with the first step-like name */
-		if (!n)
-			name_id = r->name_id;
+		/* one thread's loop: other ranks' steps interleave with its own */
+		if (r->pid != pid || r->tid != tid)
+			continue;
 		if (n && st[n - 1].start < r->end && r->start < st[n - 1].end)
-			continue; /* nested or overlapping instance (another thread or rank) */
+			continue; /* nested instance */
 		ALLOC_GROW(st, n + 1, alloc);
 		st[n].start = r->start;
 		st[n++].end = r->end;

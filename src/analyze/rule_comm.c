@@ -3,11 +3,23 @@
  * that no compute kernel of the same GPU overlaps.
  *
  * Exposed communication is what HTA's comm/comp overlap leaves over:
- * |comm| - |comm ∩ compute| per GPU.  The gain is that time: overlapping
- * the collectives with independent compute, or removing the imbalance that
- * makes one rank wait in a collective for the others, removes at most it.
+ * |comm| - |comm ∩ compute| per GPU.  Two fixes remove it, and each saves
+ * less than the exposed time:
+ *  - waiting: a GPU whose collectives take longer than the fastest GPU's
+ *    waits there for slower ranks.  That excess is the wait; balancing the
+ *    ranks brings every rank to the mean compute, so the step gains the mean
+ *    wait over the GPUs (sum of waits / GPUs).
+ *  - transfer: the rest (the fastest GPU's communication time) is moving
+ *    data, which overlapping hides behind compute.  But a communication
+ *    kernel running beside compute holds its blocks' SMs, so compute slows
+ *    by that share of the GPU (grid blocks / SMs, at most 1) while they run
+ *    together: hiding T saves T x (1 - share).
+ * Gain = (sum of waits + sum of exposed transfer x (1 - share)) / analysed
+ * GPU time (the sum over GPUs of their wall time).
  */
 #include "internal.h"
+
+#include <stdlib.h>
 
 void rule_comm(struct az_ctx *c, const struct az_rule *self)
 {
@@ -21,23 +33,56 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	double gain;
 	int t;
 
+	double *share_ns, *comm_ns, saved = 0;
+
 	if (!c->has_gpu)
 		return;
+	/* per GPU: the SM share its communication kernels hold, time-weighted */
+	share_ns = xcalloc(c->nunits ? c->nunits : 1, sizeof(*share_ns));
+	comm_ns = xcalloc(c->nunits ? c->nunits : 1, sizeof(*comm_ns));
+	for (size_t i = 0; i < m->kernels.n; i++) {
+		const struct trace_kernel *k = &m->kernels.v[i];
+		const struct trace_device *d;
+		double dur, blocks, f = 0;
+		if (!az_in_win(c, k->start) || !az_is_comm(c, k) || k->end <= k->start)
+			continue;
+		dur = (double)(k->end - k->start);
+		blocks = (double)k->grid[0] * (k->grid[1] ? k->grid[1] : 1) * (k->grid[2] ? k->grid[2] : 1);
+		if ((d = model_device(m, k->device)) && d->sm_count)
+			f = blocks / d->sm_count < 1 ? blocks / d->sm_count : 1;
+		for (size_t ui = 0; ui < c->nunits; ui++)
+			if (c->units[ui].pid == k->pid && c->units[ui].device == k->device) {
+				share_ns[ui] += dur * f;
+				comm_ns[ui] += dur;
+				break;
+			}
+	}
 	for (size_t ui = 0; ui < c->nunits; ui++) {
 		struct az_unit *u = &c->units[ui];
-		uint64_t cm, ov, ex;
+		uint64_t cm;
+		if (!u->comm.n)
+			continue;
+		cm = ivset_total(&u->comm);
+		if (cm > umax)
+			umax = cm;
+		if (cm < umin)
+			umin = cm;
+	}
+	for (size_t ui = 0; ui < c->nunits; ui++) {
+		struct az_unit *u = &c->units[ui];
+		uint64_t cm, ov, ex, wait;
+		double share;
 		if (!u->comm.n)
 			continue;
 		cm = ivset_total(&u->comm);
 		ov = ivset_intersect_total(&u->comm, &u->compute);
 		ex = cm > ov ? cm - ov : 0;
+		wait = cm - umin < ex ? cm - umin : ex;
+		share = comm_ns[ui] > 0 ? share_ns[ui] / comm_ns[ui] : 0;
+		saved += (double)wait + (double)(ex - wait) * (1 - share);
 		comm += cm;
 		exposed += ex;
 		nunits++;
-		if (cm > umax)
-			umax = cm;
-		if (cm < umin)
-			umin = cm;
 		/* the longest exposed collectives: windows to look at */
 		for (size_t i = 0; i < u->comm.n; i++) {
 			const struct interval *iv = &u->comm.v[i];
@@ -53,9 +98,11 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 				where[min] = *iv;
 		}
 	}
+	free(share_ns);
+	free(comm_ns);
 	if (!nunits)
 		return;
-	gain = az_div((double)exposed, (double)c->unit_wall_ns);
+	gain = az_div(saved, (double)c->unit_wall_ns);
 	if (gain < az_param(c, self, "min_gain"))
 		return;
 	for (size_t i = 0; i < m->kernels.n; i++) {
@@ -81,8 +128,9 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 			    fmt_duration(b1, sizeof(b1), (double)umin), fmt_duration(b2, sizeof(b2), (double)umax));
 	az_add(c, "exposed-communication", az_severity(gain), gain,
 	       "Communication not overlapped with compute",
-	       "sum over GPUs of (communication kernel time - its overlap with compute kernels) / analysed GPU time: "
-	       "the time the GPUs only communicated or waited for peers",
+	       "sum over GPUs of (time waiting in collectives beyond the fastest GPU's communication time + the rest of "
+	       "the exposed communication x (1 - the SM share its kernels hold)) / analysed GPU time: balancing ranks "
+	       "removes the waits, overlapping hides the transfers but slows compute by the SMs they hold",
 	       ev.buf,
 	       c->pytorch
 	       ? "Overlap gradient communication with backward: DistributedDataParallel does it with buckets (tune "

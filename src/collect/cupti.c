@@ -563,7 +563,8 @@ static __thread int rt_depth __attribute__((tls_model("initial-exec")));
  * A synchronisation record for the API call @a just recorded: type and
  * per-thread flag from api_sync[], stream from the call's first parameter
  * (every stream sync and wait-event API takes the stream first).  CUPTI has
- * no id for an event handle: event stays 0.
+ * no id for an event handle: event is 0xffffffff (unknown), as the stream
+ * of an event or context sync.
  */
 static void emit_sync(const struct trace_api *a, unsigned what, const CUpti_CallbackData *cb)
 {
@@ -577,6 +578,8 @@ static void emit_sync(const struct trace_api *a, unsigned what, const CUpti_Call
 	s.pid = a->pid;
 	s.correlation = a->correlation;
 	s.type = (uint16_t)type;
+	s.stream = UINT32_MAX;      /* as CUPTI's records: not applicable or unknown */
+	s.event = UINT32_MAX;
 	s.context = cb->contextUid;
 	s.device = context_device(cb->contextUid);
 	if (s.device == CUPTI_DEVICE_UNKNOWN && cb->context && cu.GetDeviceId &&

@@ -76,11 +76,21 @@ static void find_steps(const struct model *m, const char *want, struct windows *
 		       char **source)
 {
 	const char *chosen = NULL;
+	uint32_t pid = 0, tid = 0;
 
+	/* one thread's loop: other ranks' or threads' steps interleave with it */
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
 		const char *name = model_str(m, r->name_id);
-		if (!r->end || r->end <= r->start)
+		if (r->end > r->start && (want ? !strcmp(name, want) : is_step_name(name))) {
+			model_range_thread(m, r->name_id, &pid, &tid);
+			break;
+		}
+	}
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		const struct trace_nvtx_range *r = &m->nvtx.v[i];
+		const char *name = model_str(m, r->name_id);
+		if (!r->end || r->end <= r->start || r->pid != pid || r->tid != tid)
 			continue;
 		if (want ? strcmp(name, want) != 0 : !is_step_name(name))
 			continue;

@@ -809,7 +809,8 @@ static void col_nvtx_name(const struct src_table *t, size_t i, int c, sqlite3_co
 	case 4: if (dom) RN(); else RI(n->id); break;
 	case 6: RSTR(m, n->name_id); break;
 	case 7: RI(gpid(n->pid)); break;
-	case 9: RI(dom ? (int64_t)n->id : n->domain_id); break;
+	/* ranges carry the string id of their domain's name: so does its create event */
+	case 9: RI(dom ? n->name_id : n->domain_id); break;
 	case 16: RI(t->base); break;
 	default: RN(); break;
 	}

@@ -1087,6 +1087,43 @@ const struct model_thread *model_thread(const struct model *m, uint32_t pid, uin
 	return NULL;
 }
 
+size_t model_range_thread(const struct model *m, uint32_t name_id, uint32_t *pid, uint32_t *tid)
+{
+	struct { uint32_t pid, tid; size_t n; uint64_t first; } *t = NULL;
+	size_t nt = 0, alloc = 0, best = 0;
+
+	*pid = *tid = 0;
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		const struct trace_nvtx_range *r = &m->nvtx.v[i];
+		size_t k;
+		if (r->name_id != name_id || r->end <= r->start)
+			continue;
+		/* ranges are in start order: the last thread seen is the likeliest */
+		for (k = nt; k-- > 0;)
+			if (t[k].pid == r->pid && t[k].tid == r->tid)
+				break;
+		if (k == (size_t)-1) {
+			ALLOC_GROW(t, nt + 1, alloc);
+			k = nt++;
+			t[k].pid = r->pid;
+			t[k].tid = r->tid;
+			t[k].n = 0;
+			t[k].first = r->start;
+		}
+		t[k].n++;
+	}
+	for (size_t k = 0; k < nt; k++)
+		if (t[k].n > t[best].n || (t[k].n == t[best].n && t[k].first < t[best].first))
+			best = k;
+	if (!nt)
+		return 0;
+	*pid = t[best].pid;
+	*tid = t[best].tid;
+	best = t[best].n;
+	free(t);
+	return best;
+}
+
 const char *model_thread_name(const struct model *m, uint32_t pid, uint32_t tid)
 {
 	static char buf[32];

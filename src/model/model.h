@@ -147,6 +147,14 @@ const struct model_process *model_process(const struct model *m, uint32_t pid);
 const struct model_thread *model_thread(const struct model *m, uint32_t pid, uint32_t tid);
 /* A thread's display name: its name, else "tid N". Returns a static buffer when unnamed. */
 const char *model_thread_name(const struct model *m, uint32_t pid, uint32_t tid);
+/*
+ * The thread that runs a loop of NVTX ranges named @name_id: the one with
+ * the most complete ranges of that name (ties: the one whose first such
+ * range starts first).  With several ranks or threads stepping in lockstep,
+ * their ranges interleave in time; one thread's ranges stand for the loop.
+ * Sets *pid and *tid; returns that thread's count (0: no such range).
+ */
+size_t model_range_thread(const struct model *m, uint32_t name_id, uint32_t *pid, uint32_t *tid);
 /* The device row for a CUDA ordinal (first process that reported it), or NULL. */
 const struct trace_device *model_device(const struct model *m, uint32_t id);
 

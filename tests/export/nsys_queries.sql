@@ -23,7 +23,12 @@ SELECT '[CUDA memset]', COUNT(*), SUM(end - start), SUM(bytes) FROM CUPTI_ACTIVI
 HAVING COUNT(*) > 0;
 
 -- name: nvtx
-SELECT COALESCE(n.text, s.value) AS name,
+-- "DOMAIN:NAME" for a range in a named domain (joined through its domain's
+-- create event, eventType 75, in the same process), as nvtx_sum names it
+SELECT COALESCE((SELECT d.text || ':' FROM NVTX_EVENTS AS d
+                 WHERE d.eventType = 75 AND d.domainId = n.domainId
+                   AND d.globalTid / 0x1000000 = n.globalTid / 0x1000000 LIMIT 1), '')
+       || COALESCE(n.text, s.value) AS name,
        CASE n.eventType WHEN 59 THEN 'PushPop' WHEN 60 THEN 'StartEnd' END AS style,
        COUNT(*) AS n, SUM(n.end - n.start) AS total
 FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId
