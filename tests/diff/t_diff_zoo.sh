@@ -32,3 +32,20 @@ PY
   n=$((n + 1))
 done
 echo "checked $n zoo pairs"
+
+# two real profiles of the same variant (comm-wait fixed, 2 ranks, recorded
+# one after the other): the same diagnosis, nothing resolved and nothing new
+rep="$GS_SOURCE_DIR/tests/data/zoo/repeat/comm-wait.fixed.run2.gpuscope"
+if [ -e "$rep" ]; then
+  "$GPUSCOPE" diff --format json "$zoo/comm-wait.fixed.gpuscope" "$rep" >"$T/rep.json" || fail "repeat: diff failed"
+  python3 - "$T/rep.json" <<'PY' || fail "repeat: same variant diagnosed differently"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["findings"]
+m = {x["key"]: x for x in d["metrics"]}
+print("repeat: steps", m["steps"]["before"]["value"], m["steps"]["after"]["value"],
+      "resolved", [x["id"] for x in f["resolved"]], "new", [x["id"] for x in f["new"]])
+assert not f["resolved"] and not f["new"], "findings changed between runs of one variant"
+assert m["steps"]["verdict"] == "within noise", m["steps"]
+PY
+fi
