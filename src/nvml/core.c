@@ -205,6 +205,22 @@ void nvml_set_budget(struct nvml *n, double fraction, unsigned hz)
 	n->budget_hz = hz ? hz : 1;
 }
 
+double nvml_steer_budget(double nvml_budget, double budget, double used_share, double floor)
+{
+	double f = used_share > 0 ? budget / used_share : 2.0;
+
+	if (f > 2.0)
+		f = 2.0;
+	if (f < 0.5)
+		f = 0.5;
+	nvml_budget *= f;
+	if (nvml_budget > budget)
+		nvml_budget = budget;
+	if (nvml_budget < floor)
+		nvml_budget = floor;
+	return nvml_budget;
+}
+
 void nvml_costs(struct nvml *n, struct strbuf *sb)
 {
 	if (n->be->costs)

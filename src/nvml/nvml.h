@@ -253,6 +253,14 @@ void nvml_set_budget(struct nvml *n, double fraction, unsigned hz);
  */
 void nvml_fair_rates(const double *cost_s, const double *base_hz, double *rate_hz, size_t n,
 		     double budget);
+/*
+ * nvml_steer_budget - the NVML calls' next budget, from their current one
+ * (@nvml_budget) and how the whole sampler thread did: it used @used_share
+ * of a core since it started against its @budget.  Scales by budget /
+ * used_share, at most x2 or /2 per call, never above @budget (the calls are
+ * part of the thread) nor below @floor.
+ */
+double nvml_steer_budget(double nvml_budget, double budget, double used_share, double floor);
 /* Append the backend's per-call CPU cost table to @sb (nothing for replay). */
 void nvml_costs(struct nvml *n, struct strbuf *sb);
 

@@ -75,21 +75,10 @@ static uint64_t thread_cpu_ns(void)
  */
 static void steer_budget(struct nvml_sampler *s, uint64_t used_ns, uint64_t wall_ns)
 {
-	double share, f;
-
 	if (s->budget <= 0 || !wall_ns)
 		return;
-	share = (double)used_ns / (double)wall_ns;
-	f = share > 0 ? s->budget / share : 2.0;
-	if (f > 2.0)
-		f = 2.0;
-	if (f < 0.5)
-		f = 0.5;
-	s->nvml_budget *= f;
-	if (s->nvml_budget > s->budget)
-		s->nvml_budget = s->budget;
-	if (s->nvml_budget < SAMPLER_NVML_MIN)
-		s->nvml_budget = SAMPLER_NVML_MIN;
+	s->nvml_budget = nvml_steer_budget(s->nvml_budget, s->budget, (double)used_ns / (double)wall_ns,
+					   SAMPLER_NVML_MIN);
 	nvml_set_budget(s->n, s->nvml_budget, s->hz);
 }
 

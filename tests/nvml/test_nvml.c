@@ -214,6 +214,30 @@ static void test_fair_rates(void)
 	}
 }
 
+/* The sampler's feedback on its NVML budget (whole thread held to 0.8%). */
+static void test_steer_budget(void)
+{
+	/* the thread used twice its budget: the calls get half */
+	CHECK_NEAR(nvml_steer_budget(0.004, 0.008, 0.016, 0.0002), 0.002, 1e-12);
+	/* ten times over: still only halved per step */
+	CHECK_NEAR(nvml_steer_budget(0.004, 0.008, 0.08, 0.0002), 0.002, 1e-12);
+	/* under budget: raised by the ratio, at most doubled, never above the budget */
+	CHECK_NEAR(nvml_steer_budget(0.004, 0.008, 0.0064, 0.0002), 0.005, 1e-12);
+	CHECK_NEAR(nvml_steer_budget(0.001, 0.008, 0.001, 0.0002), 0.002, 1e-12);
+	CHECK_NEAR(nvml_steer_budget(0.006, 0.008, 0.002, 0.0002), 0.008, 1e-12);
+	/* nothing used yet: doubled */
+	CHECK_NEAR(nvml_steer_budget(0.001, 0.008, 0, 0.0002), 0.002, 1e-12);
+	/* the floor keeps the cheap groups running */
+	CHECK_NEAR(nvml_steer_budget(0.0003, 0.008, 0.05, 0.0002), 0.0002, 1e-12);
+	/* repeated: a thread stuck at 1.6x its budget drives the calls to the floor */
+	{
+		double b = 0.0048;
+		for (int i = 0; i < 20; i++)
+			b = nvml_steer_budget(b, 0.008, 0.0128, 0.0002);
+		CHECK_NEAR(b, 0.0002, 1e-12);
+	}
+}
+
 /* Recording a replay and replaying the recording gives the same samples. */
 static void test_record_roundtrip(void)
 {
@@ -352,6 +376,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_throttle_names),
 	GSTEST(test_metric_table),
 	GSTEST(test_fair_rates),
+	GSTEST(test_steer_budget),
 	GSTEST(test_record_roundtrip),
 	GSTEST(test_replay_errors),
 	GSTEST(test_no_driver),
