@@ -75,6 +75,13 @@ int cl_init(void);
  * Must be followed by cl_commit() before the next cl_reserve() on this thread.
  */
 void *cl_reserve(unsigned type, size_t size);
+/*
+ * cl_reserve_at - the same for a record of something that happened at
+ * @time (report clock), judged by that time against the capture windows,
+ * --delay and --duration rather than by now: GPU records arrive after the
+ * work they describe, possibly after the window has closed.
+ */
+void *cl_reserve_at(unsigned type, size_t size, uint64_t time);
 void cl_commit(void);
 
 /*
@@ -93,6 +100,8 @@ uint32_t cl_tid(void);
 
 /* Whether events happening now should be kept (capture range, delay, duration). */
 int cl_recording(void);
+/* Whether an event that happened at @time is kept (the windows so far). */
+int cl_recording_at(uint64_t time);
 /* Capture range edges, from NVTX or cudaProfilerStart/Stop hooks. */
 void cl_capture_begin(void);
 void cl_capture_end(void);

@@ -421,6 +421,48 @@ static void config_read(void)
 
 /* ---- recording state ---- */
 
+/*
+ * The capture windows opened so far (nvtx and cudaProfilerApi capture), on
+ * the report clock; end 0 = still open.  Records that arrive after their
+ * event (CUPTI hands GPU records over up to a second later) are judged by
+ * their own time against these (cl_reserve_at).  Past CAPTURE_WINDOWS the
+ * last window stays open: later records are kept rather than lost.
+ */
+#define CAPTURE_WINDOWS 4096
+static struct { _Atomic uint64_t begin, end; } cwin[CAPTURE_WINDOWS];
+static atomic_int ncwin;
+
+static void window_edge(int begin, uint64_t t)
+{
+	int n = atomic_load(&ncwin);
+
+	if (begin) {
+		if (n == CAPTURE_WINDOWS)
+			return;
+		atomic_store(&cwin[n].end, 0);
+		atomic_store(&cwin[n].begin, t);
+		atomic_store(&ncwin, n + 1);
+	} else if (n > 0 && n < CAPTURE_WINDOWS) {
+		atomic_store(&cwin[n - 1].end, t);
+	}
+}
+
+int cl_recording_at(uint64_t t)
+{
+	if (!atomic_load_explicit(&cl_live, memory_order_relaxed))
+		return 0;
+	if (timed && (t < rec_from || t >= rec_until))
+		return 0;
+	if (cl_config.capture_mode == CL_CAPTURE_NONE)
+		return 1;
+	for (int i = atomic_load(&ncwin) - 1; i >= 0; i--) {
+		uint64_t b = atomic_load(&cwin[i].begin), e = atomic_load(&cwin[i].end);
+		if (t >= b)
+			return !e || t < e;
+	}
+	return 0;
+}
+
 int cl_recording(void)
 {
 	if (!atomic_load_explicit(&cl_live, memory_order_relaxed))
@@ -448,16 +490,24 @@ static void emit_capture(unsigned what, uint64_t time)
 
 void cl_capture_begin(void)
 {
+	uint64_t now;
+
 	if (atomic_load(&capture_done) || atomic_exchange(&capture_on, 1))
 		return;
-	emit_capture(TRACE_CAPTURE_START, cl_now());
+	now = cl_now();
+	window_edge(1, now);
+	emit_capture(TRACE_CAPTURE_START, now);
 }
 
 void cl_capture_end(void)
 {
+	uint64_t now;
+
 	if (!atomic_exchange(&capture_on, 0))
 		return;
-	emit_capture(TRACE_CAPTURE_STOP, cl_now());
+	now = cl_now();
+	window_edge(0, now);
+	emit_capture(TRACE_CAPTURE_STOP, now);
 	if (!cl_config.capture_repeat)
 		atomic_store(&capture_done, 1);
 }
@@ -719,18 +769,33 @@ struct cl_thread *cl_thread_get(void)
 	return t && t != CL_DEAD ? t : NULL;
 }
 
+static void *reserve(unsigned type, size_t size, int keep);
+
+static int is_meta(unsigned type)
+{
+	return type < 32 && (META_TYPES >> type) & 1;
+}
+
 void *cl_reserve(unsigned type, size_t size)
+{
+	return reserve(type, size, is_meta(type) ? atomic_load_explicit(&cl_live, memory_order_relaxed)
+						 : cl_recording());
+}
+
+void *cl_reserve_at(unsigned type, size_t size, uint64_t time)
+{
+	return reserve(type, size, is_meta(type) ? atomic_load_explicit(&cl_live, memory_order_relaxed)
+						 : cl_recording_at(time));
+}
+
+static void *reserve(unsigned type, size_t size, int keep)
 {
 	struct cl_thread *t = cl_self;
 	size_t esize = trace_entry_size(size);
 	struct trace_entry *e;
 
-	if (!(type < 32 && (META_TYPES >> type) & 1)) {
-		if (!cl_recording())
-			return NULL;
-	} else if (!atomic_load_explicit(&cl_live, memory_order_relaxed)) {
+	if (!keep)
 		return NULL;
-	}
 	if (esize > 65528)
 		return NULL;
 	if (t && t != CL_DEAD) {
@@ -1710,6 +1775,7 @@ int cl_init(void)
 			rec_until = rec_from + cl_config.duration_ns;
 	}
 	atomic_store(&capture_on, cl_config.capture_mode == CL_CAPTURE_NONE);
+	atomic_store(&ncwin, 0);
 	cl_config.enabled = 1;
 	atomic_store(&cl_live, 1);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);

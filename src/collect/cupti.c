@@ -56,7 +56,6 @@ enum cupti_state {
 #define API_CBIDS 1024      /* > CUPTI_RUNTIME/DRIVER_TRACE_CBID_SIZE */
 #define KNAME_SLOTS 16384   /* kernel name cache (power of two) */
 #define CTX_SLOTS 1024      /* context id -> device */
-#define MAX_WINDOWS 4096    /* cudaProfilerStart/Stop windows */
 #define MAX_DEVICES 64
 
 static struct cupti_api cu;
@@ -105,9 +104,6 @@ static _Atomic uint32_t ctx_device[CTX_SLOTS];
 
 static _Atomic unsigned char device_done[MAX_DEVICES];
 
-/* cudaProfilerApi capture windows on the report clock; end 0 = open */
-static struct { uint64_t begin, end; } windows[MAX_WINDOWS];
-static atomic_int nwindows;
 static atomic_int capture_open;
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -124,31 +120,19 @@ static uint64_t CUPTIAPI cupti_timestamp(void)
 
 /* ---- emitting ---- */
 
-static void emit(unsigned type, const void *rec, size_t size)
+/*
+ * Emit a record of something that happened at @time: kept when @time is
+ * inside a capture window (cudaProfilerApi, nvtx, --delay/--duration),
+ * whenever CUPTI hands it over.
+ */
+static void emit(unsigned type, const void *rec, size_t size, uint64_t time)
 {
-	void *p = cl_reserve(type, size);
+	void *p = cl_reserve_at(type, size, time);
 
 	if (!p)
 		return;
 	memcpy(p, rec, size);
 	cl_commit();
-}
-
-/* In cudaProfilerApi capture mode, keep only what started inside a window. */
-static int in_capture(uint64_t t)
-{
-	int n;
-
-	if (cl_config.capture_mode != CL_CAPTURE_CUDA_PROFILER)
-		return 1;
-	n = atomic_load(&nwindows);
-	for (int i = n - 1; i >= 0; i--) {
-		uint64_t b = __atomic_load_n(&windows[i].begin, __ATOMIC_ACQUIRE);
-		uint64_t e = __atomic_load_n(&windows[i].end, __ATOMIC_ACQUIRE);
-		if (t >= b && (!e || t < e))
-			return 1;
-	}
-	return 0;
 }
 
 static void note_context(uint32_t ctx, uint32_t device)
@@ -277,7 +261,7 @@ static void handle_device(const CUpti_ActivityDevice5 *r)
 		return;
 	cupti_conv_device(r, cl_pid(), cl_intern(name, strlen(name)), &d);
 	device_pci(d.uuid, &d);
-	emit(TRACE_EV_DEVICE, &d, sizeof(d));
+	emit(TRACE_EV_DEVICE, &d, sizeof(d), 0);
 }
 
 static void drop(void)
@@ -311,10 +295,10 @@ static void handle_record(const CUpti_Activity *rec)
 			break;
 		}
 		shift(&k.start, &k.end);
-		if (!in_capture(k.start))
-			break;
+		if (!cl_recording_at(k.start))
+			break;   /* before kernel_names(): no names interned for it */
 		kernel_names(r->name, &k);
-		emit(TRACE_EV_KERNEL, &k, sizeof(k));
+		emit(TRACE_EV_KERNEL, &k, sizeof(k), k.start);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -323,8 +307,8 @@ static void handle_record(const CUpti_Activity *rec)
 		note_context(r->contextId, r->deviceId);
 		if (cupti_conv_memcpy(r, pid, &c) < 0)
 			drop();
-		else if (shift(&c.start, &c.end), in_capture(c.start))
-			emit(TRACE_EV_MEMCPY, &c, sizeof(c));
+		else
+			shift(&c.start, &c.end), emit(TRACE_EV_MEMCPY, &c, sizeof(c), c.start);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
@@ -332,8 +316,8 @@ static void handle_record(const CUpti_Activity *rec)
 		struct trace_memcpy c;
 		if (cupti_conv_memcpy_p2p(r, pid, &c) < 0)
 			drop();
-		else if (shift(&c.start, &c.end), in_capture(c.start))
-			emit(TRACE_EV_MEMCPY, &c, sizeof(c));
+		else
+			shift(&c.start, &c.end), emit(TRACE_EV_MEMCPY, &c, sizeof(c), c.start);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -342,8 +326,8 @@ static void handle_record(const CUpti_Activity *rec)
 		note_context(r->contextId, r->deviceId);
 		if (cupti_conv_memset(r, pid, &s) < 0)
 			drop();
-		else if (shift(&s.start, &s.end), in_capture(s.start))
-			emit(TRACE_EV_MEMSET, &s, sizeof(s));
+		else
+			shift(&s.start, &s.end), emit(TRACE_EV_MEMSET, &s, sizeof(s), s.start);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
@@ -351,8 +335,8 @@ static void handle_record(const CUpti_Activity *rec)
 		struct trace_sync s;
 		if (cupti_conv_sync(r, pid, context_device(r->contextId), &s) < 0)
 			drop();
-		else if (shift(&s.start, &s.end), in_capture(s.start))
-			emit(TRACE_EV_SYNC, &s, sizeof(s));
+		else
+			shift(&s.start, &s.end), emit(TRACE_EV_SYNC, &s, sizeof(s), s.start);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMORY2: {
@@ -360,8 +344,8 @@ static void handle_record(const CUpti_Activity *rec)
 		struct trace_memory m;
 		note_context(r->contextId, r->deviceId);
 		/* pool bookkeeping records are not allocations: not a drop */
-		if (cupti_conv_memory(r, pid, &m) == 0 && (shift(&m.time, NULL), in_capture(m.time)))
-			emit(TRACE_EV_MEMORY, &m, sizeof(m));
+		if (cupti_conv_memory(r, pid, &m) == 0)
+			shift(&m.time, NULL), emit(TRACE_EV_MEMORY, &m, sizeof(m), m.time);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -372,8 +356,8 @@ static void handle_record(const CUpti_Activity *rec)
 		if (cupti_conv_api(r, dom ? TRACE_API_DRIVER : TRACE_API_RUNTIME,
 				   api_name_id(dom, r->cbid), &a) < 0)
 			drop();
-		else if (shift(&a.start, &a.end), in_capture(a.start))
-			emit(TRACE_EV_API, &a, sizeof(a));
+		else
+			shift(&a.start, &a.end), emit(TRACE_EV_API, &a, sizeof(a), a.start);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_DEVICE:
@@ -519,32 +503,20 @@ static void flush_all(uint32_t flags)
 
 static void capture_edge(int begin)
 {
-	uint64_t now = cl_now();
-	int n;
-
 	pthread_mutex_lock(&capture_lock);
 	if (begin && !atomic_load(&capture_open)) {
-		n = atomic_load(&nwindows);
-		if (n < MAX_WINDOWS) {
-			__atomic_store_n(&windows[n].end, 0, __ATOMIC_RELEASE);
-			__atomic_store_n(&windows[n].begin, now, __ATOMIC_RELEASE);
-			atomic_store(&nwindows, n + 1);
-		}
 		atomic_store(&capture_open, 1);
 		pthread_mutex_unlock(&capture_lock);
 		cl_capture_begin();
 		return;
 	}
 	if (!begin && atomic_load(&capture_open)) {
-		n = atomic_load(&nwindows);
-		if (n > 0)
-			__atomic_store_n(&windows[n - 1].end, now, __ATOMIC_RELEASE);
 		atomic_store(&capture_open, 0);
 		pthread_mutex_unlock(&capture_lock);
-		/* hand over what the window produced while it is still open */
+		cl_capture_end();
+		/* hand over what the window produced (judged by its own time) */
 		flush_all(0);
 		drain(1);
-		cl_capture_end();
 		return;
 	}
 	pthread_mutex_unlock(&capture_lock);
@@ -593,7 +565,7 @@ static void emit_sync(const struct trace_api *a, unsigned what, const CUpti_Call
 		if (cu.GetStreamIdEx(cb->context, stream, (uint8_t)(what >> 4), &id) == CUPTI_SUCCESS)
 			s.stream = id;
 	}
-	emit(TRACE_EV_SYNC, &s, sizeof(s));
+	emit(TRACE_EV_SYNC, &s, sizeof(s), s.start);
 }
 
 static void api_callback(unsigned dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -621,11 +593,9 @@ static void api_callback(unsigned dom, CUpti_CallbackId cbid, const CUpti_Callba
 		a.domain = dom ? TRACE_API_DRIVER : TRACE_API_RUNTIME;
 		if (cb->functionReturnValue)
 			a.status = *(const int *)cb->functionReturnValue;
-		if (in_capture(a.start)) {
-			emit(TRACE_EV_API, &a, sizeof(a));
-			if (cbid < API_CBIDS && api_sync[dom][cbid])
-				emit_sync(&a, api_sync[dom][cbid], cb);
-		}
+		emit(TRACE_EV_API, &a, sizeof(a), a.start);
+		if (cbid < API_CBIDS && api_sync[dom][cbid])
+			emit_sync(&a, api_sync[dom][cbid], cb);
 	}
 }
 

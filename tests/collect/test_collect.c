@@ -195,6 +195,79 @@ static void test_capture_window(void)
 	model_release(&m);
 }
 
+/* A mark stamped @time, written now (as CUPTI hands over GPU records late). */
+static int mark_at(const char *name, uint64_t time)
+{
+	uint32_t id = cl_intern(name, strlen(name));
+	struct trace_nvtx_mark *r = cl_reserve_at(TRACE_EV_NVTX_MARK, sizeof(*r), time);
+
+	if (!r)
+		return 0;
+	r->time = time;
+	r->pid = cl_pid();
+	r->tid = cl_tid();
+	r->name_id = id;
+	cl_commit();
+	return 1;
+}
+
+/* Records that arrive late are judged by their own time against every window. */
+static void test_capture_late_records(void)
+{
+	const char *dir = setup("GPUSCOPE_CAPTURE=cudaProfilerApi", "GPUSCOPE_CAPTURE_END=repeat", NULL);
+	uint64_t before, in1, between, in2, after;
+	struct model m;
+
+	CHECK(cl_init() == 0);
+	before = cl_now();
+	cl_capture_begin();
+	in1 = cl_now();
+	cl_capture_end();
+	between = cl_now();
+	cl_capture_begin();
+	in2 = cl_now();
+	cl_capture_end();
+	after = cl_now();
+	/* all written after both windows closed */
+	CHECK(!mark_at("late-before", before));
+	CHECK(mark_at("late-in1", in1));
+	CHECK(!mark_at("late-between", between));
+	CHECK(mark_at("late-in2", in2));
+	CHECK(!mark_at("late-after", after));
+	CHECK(!mark("now"));    /* judged by now: outside */
+	cl_final();
+	load_part(dir, &m);
+	CHECK_EQ_U64(m.marks.n, 2);
+	CHECK_EQ_U64(count_named(&m, "late-in1"), 1);
+	CHECK_EQ_U64(count_named(&m, "late-in2"), 1);
+	model_release(&m);
+}
+
+/* --delay/--duration: a late record is judged by its time too. */
+static void test_timed_late_records(void)
+{
+	const char *dir;
+	uint64_t t0 = cl_now();
+	struct model m;
+	char start[32];
+
+	snprintf(start, sizeof(start), "%llu", (unsigned long long)t0);
+	dir = setup("GPUSCOPE_DELAY_NS=1000000000", "GPUSCOPE_DURATION_NS=1000000000", NULL);
+	setenv("GPUSCOPE_START_NS", start, 1);
+	CHECK(cl_init() == 0);
+	CHECK(!mark_at("early", t0 + 500000000ull));
+	CHECK(mark_at("inside", t0 + 1500000000ull));
+	CHECK(!mark_at("late", t0 + 2500000000ull));
+	cl_final();
+	unsetenv("GPUSCOPE_START_NS");
+	unsetenv("GPUSCOPE_DELAY_NS");
+	unsetenv("GPUSCOPE_DURATION_NS");
+	load_part(dir, &m);
+	CHECK_EQ_U64(count_named(&m, "inside"), 1);
+	CHECK_EQ_U64(count_named(&m, "early") + count_named(&m, "late"), 0);
+	model_release(&m);
+}
+
 /* --capture-range-end=repeat: every window is kept. */
 static void test_capture_repeat(void)
 {
@@ -318,6 +391,8 @@ static const struct gstest tests[] = {
 	GSTEST(test_drops_counted),
 	GSTEST(test_capture_window),
 	GSTEST(test_capture_repeat),
+	GSTEST(test_capture_late_records),
+	GSTEST(test_timed_late_records),
 	GSTEST(test_warning),
 	GSTEST(test_signal_flush),
 	GSTEST(test_signal_handler_records),
