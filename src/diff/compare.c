@@ -49,6 +49,11 @@ static int verdict_of(const struct run_metric *b, const struct run_metric *a,
 		moved = 0;
 	if (moved && a->n > 1 && b->value >= a->lo && b->value <= a->hi)
 		moved = 0;
+	/* one run a side: each run's own uncertainty over its steps */
+	if (moved && b->n == 1 && a->n == 1 && b->ci_n && a->ci_n &&
+	    a->ci_lo <= b->ci_hi && b->ci_lo <= a->ci_hi &&
+	    a->value >= b->ci_lo && a->value <= b->ci_hi && b->value >= a->ci_lo && b->value <= a->ci_hi)
+		moved = 0;
 	if (!moved)
 		return V_SAME;
 	if (b->dir == DIR_NEUTRAL)

@@ -35,6 +35,13 @@ struct run_metric {
 	double value;
 	double lo, hi;             /* spread over the runs of a side (lo == hi for one run) */
 	int n;                     /* runs that had this metric */
+	/*
+	 * One run's own uncertainty, where the metric is a median over steps:
+	 * the distribution-free 95% confidence interval of that median (ci_n
+	 * steps; 0 = none).  With one run a side, the noise rule uses it.
+	 */
+	double ci_lo, ci_hi;
+	int ci_n;
 	int dir, kind;
 };
 

@@ -59,6 +59,36 @@ static double median(double *v, size_t n)
 }
 
 /* Is @name one of the names that mark a training/inference step by habit? */
+/*
+ * The distribution-free 95% confidence interval of the median of @v[0..n):
+ * the order statistics of ranks n/2 -+ 0.98 sqrt(n) (normal approximation
+ * of the binomial).  The first value (the first step, warm-up) is left
+ * out.  Sets *n_out to the values used, 0 when fewer than 5.
+ */
+static void median_ci(const double *v, size_t n, double *lo, double *hi, int *n_out)
+{
+	double *x, r;
+	size_t k, a, b;
+
+	*lo = *hi = 0;
+	*n_out = 0;
+	if (n < 6)
+		return;
+	k = n - 1;
+	x = xmalloc(k * sizeof(*x));
+	memcpy(x, v + 1, k * sizeof(*x));
+	qsort(x, k, sizeof(*x), cmp_double);
+	r = 0.98 * sqrt((double)k);
+	a = (double)k / 2 - r > 1 ? (size_t)((double)k / 2 - r) : 1;          /* 1-based ranks */
+	b = (size_t)ceil(1 + (double)k / 2 + r);
+	if (b > k)
+		b = k;
+	*lo = x[a - 1];
+	*hi = x[b - 1];
+	*n_out = (int)k;
+	free(x);
+}
+
 static int is_step_name(const char *name)
 {
 	return !strcmp(name, "step") || !strncmp(name, "ProfilerStep", 12) ||
@@ -70,6 +100,8 @@ struct windows {
 	size_t steps, alloc;
 	struct interval_set set;   /* their union, for membership (merges touching steps) */
 	double step_median_s;
+	double step_ci_lo, step_ci_hi;   /* 95% CI of that median over the steps */
+	int step_ci_n;
 };
 
 static void find_steps(const struct model *m, const char *want, struct windows *w,
@@ -279,9 +311,16 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			 * than it issues steps, so the step time is the larger of the
 			 * two medians.
 			 */
+			double dlo, dhi, ilo, ihi;
+			int dn, in;
+			median_ci(d, ns, &dlo, &dhi, &dn);   /* before median() sorts them */
+			median_ci(issue, ns, &ilo, &ihi, &in);
 			by_done = median(d, ns);
 			by_issue = median(issue, ns);
 			w.step_median_s = by_done > by_issue ? by_done : by_issue;
+			w.step_ci_lo = by_done > by_issue ? dlo : ilo;
+			w.step_ci_hi = by_done > by_issue ? dhi : ihi;
+			w.step_ci_n = by_done > by_issue ? dn : in;
 			free(d);
 			free(issue);
 		}
@@ -295,8 +334,15 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 		      : (w.step_median_s > 0 && wall > 0 ? wall / w.step_median_s : 0);
 
 	add_metric(s, "wall_s", "wall time", wall, DIR_LOWER, MK_TIME);
-	if (w.step_median_s > 0)
-		add_metric(s, "step_time_s", "time per step", w.step_median_s, DIR_LOWER, MK_TIME);
+	if (w.step_median_s > 0) {
+		struct run_metric *st = add_metric(s, "step_time_s", "time per step", w.step_median_s,
+						   DIR_LOWER, MK_TIME);
+		if (st && w.step_ci_n) {
+			st->ci_lo = w.step_ci_lo;
+			st->ci_hi = w.step_ci_hi;
+			st->ci_n = w.step_ci_n;
+		}
+	}
 	if (w.steps)
 		add_metric(s, "steps", "steps recorded", (double)w.steps, DIR_NEUTRAL, MK_COUNT);
 
@@ -512,6 +558,11 @@ void run_summary_combine(const struct run_summary *runs, size_t n, struct run_su
 				dst->lo = vals[0];
 				dst->hi = vals[k - 1];
 				dst->n = (int)k;
+				if (k == 1) {   /* one run: keep its own uncertainty */
+					dst->ci_lo = src->ci_lo;
+					dst->ci_hi = src->ci_hi;
+					dst->ci_n = src->ci_n;
+				}
 			}
 		}
 	}

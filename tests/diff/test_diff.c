@@ -69,6 +69,34 @@ static void test_overlapping_runs_are_noise(void)
 				 mk("t", 8, 7.9, 8.2, 3, DIR_LOWER, MK_TIME)), V_BETTER);
 }
 
+static struct run_metric with_ci(struct run_metric m, double lo, double hi, int n)
+{
+	m.ci_lo = lo;
+	m.ci_hi = hi;
+	m.ci_n = n;
+	return m;
+}
+
+static void test_single_run_step_ci(void)
+{
+	struct run_metric b = with_ci(mk("step_time_s", 5.9, 5.9, 5.9, 1, DIR_LOWER, MK_TIME), 1.8, 8.0, 9);
+
+	/* 33% apart, but each median inside the other's 95% interval over its steps */
+	CHECK_EQ_I64(verdict_for(b, with_ci(mk("step_time_s", 7.9, 7.9, 7.9, 1, DIR_LOWER, MK_TIME),
+					    2.9, 8.1, 9)), V_SAME);
+	/* the after median outside the before interval: a change */
+	CHECK_EQ_I64(verdict_for(b, with_ci(mk("step_time_s", 9.0, 9.0, 9.0, 1, DIR_LOWER, MK_TIME),
+					    5.0, 9.5, 9)), V_WORSE);
+	/* tight intervals that do not overlap: a change */
+	CHECK_EQ_I64(verdict_for(with_ci(mk("step_time_s", 7.6, 7.6, 7.6, 1, DIR_LOWER, MK_TIME), 7.4, 7.8, 9),
+				 with_ci(mk("step_time_s", 5.9, 5.9, 5.9, 1, DIR_LOWER, MK_TIME), 5.8, 6.0, 9)),
+		     V_BETTER);
+	/* one side without an interval: the plain 5% rule */
+	CHECK_EQ_I64(verdict_for(mk("step_time_s", 5.9, 5.9, 5.9, 1, DIR_LOWER, MK_TIME),
+				 with_ci(mk("step_time_s", 7.9, 7.9, 7.9, 1, DIR_LOWER, MK_TIME), 2.9, 8.1, 9)),
+		     V_WORSE);
+}
+
 static void test_combine_medians(void)
 {
 	struct run_summary runs[3], out;
@@ -177,6 +205,7 @@ static void test_summary_of_steps(void)
 static const struct gstest tests[] = {
 	GSTEST(test_single_run_threshold),
 	GSTEST(test_overlapping_runs_are_noise),
+	GSTEST(test_single_run_step_ci),
 	GSTEST(test_combine_medians),
 	GSTEST(test_baseline_roundtrip),
 	GSTEST(test_baseline_rejects_garbage),
