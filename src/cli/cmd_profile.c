@@ -277,9 +277,13 @@ static pid_t spawn(char **argv)
 	if (n == (ssize_t)sizeof(err)) {
 		waitpid(pid, NULL, 0);
 		child_pid = 0;
-		if (err == ENOENT)
-			return error("program '%s' not found", argv[0]);
-		return error("cannot run '%s': %s", argv[0], strerror(err));
+		/* as shells do: 127 not found, 126 found but not runnable */
+		if (err == ENOENT) {
+			error("program '%s' not found", argv[0]);
+			return -127;
+		}
+		error("cannot run '%s': %s", argv[0], strerror(err));
+		return -126;
 	}
 	return pid;
 }
@@ -660,7 +664,7 @@ int cmd_profile(int argc, char **argv)
 		free(lib);
 		free(tmp);
 		free(nvml_path);
-		return 127;
+		return pid == -126 ? 126 : 127;
 	}
 	child_pid = pid;
 	status = wait_status(pid);
@@ -679,7 +683,17 @@ int cmd_profile(int argc, char **argv)
 			status = EXIT_FAIL;
 		ret = 1;
 	} else {
-		ret = trace_merge(out, (const char *const *)parts, nparts, !o.force);
+		/*
+		 * With --force the old report stays until the new one is whole:
+		 * merge beside it, then rename over it.
+		 */
+		char *dest = o.force ? xstrfmt("%s.%ld.tmp", out, (long)getpid()) : xstrdup(out);
+		ret = trace_merge(dest, (const char *const *)parts, nparts, 1);
+		if (ret == 0 && o.force && rename(dest, out) < 0) {
+			ret = error("cannot replace '%s': %s", out, strerror(errno));
+			unlink(dest);
+		}
+		free(dest);
 		if (ret == 0)
 			ret = count_report(out, &events, &procs);
 	}

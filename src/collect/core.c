@@ -1072,8 +1072,38 @@ static size_t read_small(const char *path, char *buf, size_t cap)
 
 static int stage_flush(void);
 
+/*
+ * A write past RLIMIT_FSIZE raises SIGXFSZ in the writing thread, and its
+ * default action would end the program: the collector's writes from the
+ * program's threads (part start, the last flush, exec) block it, and take
+ * back the one their own failed write raised (EFBIG).  The write fails and
+ * its records count as dropped.  gpuscope's own threads block every signal.
+ */
+static void xfsz_hold(sigset_t *old)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+static void xfsz_release(const sigset_t *old, int failed_efbig)
+{
+	sigset_t s, pend;
+	struct timespec zero = { 0, 0 };
+
+	if (failed_efbig && !sigismember(old, SIGXFSZ) && !sigpending(&pend) &&
+	    sigismember(&pend, SIGXFSZ)) {
+		sigemptyset(&s);
+		sigaddset(&s, SIGXFSZ);
+		sigtimedwait(&s, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 /* Open a new part file for this process and write its process record. */
-static int part_start(void)
+static int part_start_unguarded(void)
 {
 	char path[4200], cmd[CL_STR_MAX], exe[1024], host[256];
 	struct trace_process p;
@@ -1129,6 +1159,18 @@ static int part_start(void)
 	}
 	stage_entry(TRACE_EV_PROCESS, &p, sizeof(p));
 	return stage_flush();
+}
+
+static int part_start(void)
+{
+	sigset_t old;
+	int r;
+
+	xfsz_hold(&old);
+	errno = 0;
+	r = part_start_unguarded();
+	xfsz_release(&old, errno == EFBIG);
+	return r;
 }
 
 static void stage_raw(const void *p, size_t n)
@@ -1367,7 +1409,13 @@ static void crash_flush(int clean)
 {
 	uint32_t me = sys_gettid();
 	struct timespec t0, t1;
+	sigset_t xfsz;
 	size_t n;
+
+	/* past RLIMIT_FSIZE a write fails instead of ending the program first */
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	sigprocmask(SIG_BLOCK, &xfsz, NULL);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
@@ -1567,6 +1615,11 @@ CL_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 
 static void stream_end(void)
 {
+	sigset_t old;
+	int efbig;
+
+	xfsz_hold(&old);
+	errno = 0;
 	writer_pass();
 	if (part_open) {
 		trace_writer_chunk(&part, TRACE_CHUNK_STREAM_END, 0, NULL, 0, 0);
@@ -1574,6 +1627,8 @@ static void stream_end(void)
 		trace_writer_close(&part, 0);
 		part_open = 0;
 	}
+	efbig = errno == EFBIG;
+	xfsz_release(&old, efbig);
 }
 
 void cl_final(void)

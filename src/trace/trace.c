@@ -255,8 +255,15 @@ int trace_writer_raw(struct trace_writer *w, const struct trace_chunk_header *hd
 		     const void *stored)
 {
 	if (write_all(w->fd, hdr, sizeof(*hdr)) < 0 ||
-	    write_all(w->fd, stored, hdr->stored_size) < 0)
-		return error("cannot write '%s': %s", w->path, strerror(errno));
+	    write_all(w->fd, stored, hdr->stored_size) < 0) {
+		int e = errno;
+		/* one line for a disk that stays full, not one per chunk */
+		if (!w->failed)
+			error("cannot write '%s': %s", w->path, strerror(e));
+		w->failed = 1;
+		errno = e;
+		return -1;
+	}
 	w->offset += sizeof(*hdr) + hdr->stored_size;
 	return 0;
 }

@@ -463,6 +463,7 @@ struct trace_writer {
 	void *zctx;
 	unsigned char *zbuf;
 	size_t zcap;
+	int failed;               /* a write failed: said once, not again */
 };
 
 /*

@@ -150,7 +150,7 @@ cd "$T"
 bad 127 "'./no-such-program'" "$G" profile -o "$T/p1" ./no-such-program
 bad 127 "'no-such-program-in-path'" "$G" profile -o "$T/p1" no-such-program-in-path
 printf 'touch ran\n' >"$T/noexec.sh"
-bad 127 "'./noexec.sh'" "$G" profile -o "$T/p1" ./noexec.sh
+bad 126 "'./noexec.sh'" "$G" profile -o "$T/p1" ./noexec.sh
 [ ! -e "$T/p1.gpuscope" ] || fail "profile of a program that did not run left a report"
 bad 2 "'/no/such/dir/r.gpuscope'" "$G" profile -o /no/such/dir/r -- touch ran
 bad 2 "'/dev/null/r.gpuscope'" "$G" profile -o /dev/null/r -- touch ran
