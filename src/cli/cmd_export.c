@@ -81,6 +81,10 @@ int cmd_export(int argc, char **argv)
 		free(def_out);
 		return EXIT_USAGE;
 	}
+	if (output_creatable(out) < 0) {
+		free(def_out);
+		return EXIT_USAGE;
+	}
 	model_init(&m);
 	if (load_input(&m, argv[optind])) {
 		model_release(&m);

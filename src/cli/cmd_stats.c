@@ -320,6 +320,10 @@ int cmd_stats(int argc, char **argv)
 		args_release(&a);
 		return ret;
 	}
+	if (output_creatable(a.output) < 0) {
+		args_release(&a);
+		return EXIT_USAGE;
+	}
 	tables = xcalloc(a.nreports, sizeof(*tables));
 	p.tty = isatty(2);
 	p.t0 = now_mono_ns();

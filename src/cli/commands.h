@@ -59,6 +59,15 @@ int getopt_error(const char *usage, int c, char *const *argv);
  */
 void report_damage(const struct model *m);
 
+/*
+ * Whether an output file @path can be created, checked before any work:
+ * its directory exists and is writable.  0, or -1 after "cannot create
+ * 'PATH': REASON" (commands then exit EXIT_USAGE, as for any bad argument;
+ * a write that fails later, such as a full disk, is EXIT_FAIL).  "-" is
+ * standard output: 0.
+ */
+int output_creatable(const char *path);
+
 /* Remove the output file @path after a failed write, unless it is not a regular file. */
 void remove_partial_output(const char *path);
 

@@ -11,6 +11,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,6 +86,28 @@ void report_damage(const struct model *m)
 	for (size_t i = 0; i < m->nr_warnings; i++)
 		if (!strncmp(m->warnings[i], "report '", 8))
 			warning("%s", m->warnings[i]);
+}
+
+int output_creatable(const char *path)
+{
+	char *copy, *dir;
+	struct stat st;
+	int ret = 0;
+
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return error("cannot create '%s': %s", path, strerror(EISDIR));
+	copy = xstrdup(path);
+	dir = dirname(copy);
+	if (stat(dir, &st) < 0)
+		ret = error("cannot create '%s': %s", path, strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		ret = error("cannot create '%s': %s", path, strerror(ENOTDIR));
+	else if (access(dir, W_OK | X_OK) < 0)
+		ret = error("cannot create '%s': %s", path, strerror(errno));
+	free(copy);
+	return ret;
 }
 
 void remove_partial_output(const char *path)

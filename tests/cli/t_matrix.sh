@@ -153,6 +153,11 @@ printf 'touch ran\n' >"$T/noexec.sh"
 bad 126 "'./noexec.sh'" "$G" profile -o "$T/p1" ./noexec.sh
 [ ! -e "$T/p1.gpuscope" ] || fail "profile of a program that did not run left a report"
 bad 2 "'/no/such/dir/r.gpuscope'" "$G" profile -o /no/such/dir/r -- touch ran
+# an output that cannot be created is bad usage (2) for every command, found before the input is read
+bad 2 "'/no/such/dir/s.txt'" "$G" stats -o /no/such/dir/s.txt "$GOOD"
+bad 2 "'/no/such/dir/e.json'" "$G" export --format chrome -o /no/such/dir/e.json "$GOOD"
+bad 2 "'/no/such/dir/d.txt'" "$G" diff -o /no/such/dir/d.txt "$GOOD" "$GOOD"
+bad 2 "'/no/such/dir/m.gpuscope'" "$G" merge -o /no/such/dir/m "$GOOD"
 bad 2 "'/dev/null/r.gpuscope'" "$G" profile -o /dev/null/r -- touch ran
 printf 'recorded before\n' >"$T/kept.gpuscope"
 bad 2 "kept.gpuscope'" "$G" profile -o "$T/kept" -- touch ran
