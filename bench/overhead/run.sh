@@ -18,6 +18,7 @@
 # Writes $OUT/overhead.md (the table) and $OUT/overhead.csv (every run).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/configs.sh"
 BUILD=${BUILD:-$here/../../build}
 GPUSCOPE=${GPUSCOPE:-$BUILD/gpuscope}
 GPU_MANY=${GPU_MANY:-$BUILD/tests/gpu/gpu_many}
@@ -72,15 +73,8 @@ run_one() {   # workload config round -> prints the metric
 	floor) CUDA_INJECTION64_PATH=$FLOOR timeout 300 "${cmd[@]}" >"$out" 2>&1 ;;
 	gpuscope*)
 		# variants: gpuscope+ENV=VALUE+--profile-option...
-		local -a opts=() envs=()
-		local item
-		IFS=+ read -r -a items <<<"$c"
-		for item in "${items[@]:1}"; do
-			case $item in
-			--*) opts+=("$item") ;;
-			*=*) envs+=("$item") ;;
-			esac
-		done
+		config_split "$c"
+		local -a opts=("${cfg_opts[@]}") envs=("${cfg_envs[@]}")
 		[ "$c" = gpuscope_cb ] && envs+=(GPUSCOPE_CUPTI_API_MODE=callback)
 		rm -f "$tmp/rep_$w.gpuscope" "$tmp/rep_$w"
 		env "${envs[@]}" timeout 300 "$GPUSCOPE" profile "${opts[@]}" -o "$tmp/rep_$w" -- "${cmd[@]}" >"$out" 2>&1

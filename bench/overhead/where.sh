@@ -10,6 +10,7 @@
 #   kernel), <config>.comm.txt (by thread name), <config>.strace.txt.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/configs.sh"
 BUILD=${BUILD:-$here/../../build}
 OUT=${OUT:-$PWD/where-out}
 PERF=${PERF:-perf}
@@ -27,18 +28,11 @@ prefix() {
 	none) ;;
 	floor) echo env; echo "CUDA_INJECTION64_PATH=$BUILD/bench/floor.so" ;;
 	gpuscope*)
-		local -a opts=() envs=()
-		IFS=+ read -r -a items <<<"$c"
-		for item in "${items[@]:1}"; do
-			case $item in
-			--*) opts+=("$item") ;;
-			*=*) envs+=("$item") ;;
-			esac
-		done
+		config_split "$c"
 		echo env
-		for item in "${envs[@]}"; do echo "$item"; done
+		for item in "${cfg_envs[@]}"; do echo "$item"; done
 		echo "$BUILD/gpuscope"; echo profile; echo --force
-		for item in "${opts[@]}"; do echo "$item"; done
+		for item in "${cfg_opts[@]}"; do echo "$item"; done
 		echo -o; echo "$tmp/rep"; echo --
 		;;
 	esac

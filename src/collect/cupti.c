@@ -765,18 +765,17 @@ static unsigned enable_apis(unsigned dom, uint32_t size)
 /* cudaProfilerStart/Stop, device reset and context teardown */
 static void enable_control_callbacks(void)
 {
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
-			  CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
-			  CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_DRIVER_API,
-			  CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_DRIVER_API,
-			  CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
-			  CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
-	cu.EnableCallback(1, cu_sub, CUPTI_CB_DOMAIN_RESOURCE,
-			  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	static const struct { CUpti_CallbackDomain domain; CUpti_CallbackId cbid; } cbs[] = {
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 },
+		{ CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING },
+	};
+
+	for (size_t i = 0; i < sizeof(cbs) / sizeof(cbs[0]); i++)
+		cu.EnableCallback(1, cu_sub, cbs[i].domain, cbs[i].cbid);
 }
 
 /* GPUSCOPE_CUPTI_KINDS: unset = all; else a comma list of kernel, memcpy, memset, sync, memory */
