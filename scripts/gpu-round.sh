@@ -122,7 +122,7 @@ part_diaga() {
 part_ab() {
 	export CUDA_VISIBLE_DEVICES=0
 	ovh overhead-ab "a b" "${AB_CONFIGS:-none gpuscope floor torchprof}" "${ROUNDS_AB:-6}" \
-		"${AB_BUDGET_S:-230}"
+		"${AB_BUDGET_S:-230}" PIN="${PIN:-}"
 }
 
 part_c() {

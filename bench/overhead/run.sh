@@ -14,7 +14,8 @@
 # Environment: GPUSCOPE, GPU_MANY, FLOOR, CHECK (paths; defaults from BUILD=build),
 #   OUT (results directory, default ./overhead-out), ROUNDS (5), W ("a b c"),
 #   CONFIGS ("none gpuscope torchprof floor"), A_LAUNCHES (200000),
-#   B_STEPS (300), C_STEPS (20), BUDGET_S (340: no new round starts after it).
+#   B_STEPS (300), C_STEPS (20), BUDGET_S (340: no new round starts after it),
+#   PIN (CPUs for taskset -c; unset: no pinning).
 # Writes $OUT/overhead.md (the table) and $OUT/overhead.csv (every run).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +37,10 @@ BUDGET_S=${BUDGET_S:-340}
 # spin on idle cores (38% of all CPU samples of workload b on the H200 VM)
 # and the launching thread then competes with them; one thread each.
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+# PIN=CPUS (e.g. 4-7): every run on the same CPUs (taskset -c), the profiled
+# program and gpuscope's threads alike, against run-to-run placement noise.
+pin=""
+[ -n "${PIN:-}" ] && pin="taskset -c $PIN"
 mkdir -p "$OUT"
 if [ ! -f "$FLOOR" ] && [[ " $CONFIGS " == *" floor "* ]]; then
 	bash "$here/build.sh" "$BUILD" >/dev/null || echo "warning: cannot build floor.so" >&2
@@ -69,15 +74,15 @@ run_one() {   # workload config round -> prints the metric
 	mapfile -t cmd < <(cmd_of "$w" "$c" "$r") || return 1
 	[ "${#cmd[@]}" -gt 0 ] || return 1
 	case $c in
-	none|torchprof) timeout 300 "${cmd[@]}" >"$out" 2>&1 ;;
-	floor) CUDA_INJECTION64_PATH=$FLOOR timeout 300 "${cmd[@]}" >"$out" 2>&1 ;;
+	none|torchprof) $pin timeout 300 "${cmd[@]}" >"$out" 2>&1 ;;
+	floor) CUDA_INJECTION64_PATH=$FLOOR $pin timeout 300 "${cmd[@]}" >"$out" 2>&1 ;;
 	gpuscope*)
 		# variants: gpuscope+ENV=VALUE+--profile-option...
 		config_split "$c"
 		local -a opts=("${cfg_opts[@]}") envs=("${cfg_envs[@]}")
 		[ "$c" = gpuscope_cb ] && envs+=(GPUSCOPE_CUPTI_API_MODE=callback)
 		rm -f "$tmp/rep_$w.gpuscope" "$tmp/rep_$w"
-		env "${envs[@]}" timeout 300 "$GPUSCOPE" profile "${opts[@]}" -o "$tmp/rep_$w" -- "${cmd[@]}" >"$out" 2>&1
+		env "${envs[@]}" $pin timeout 300 "$GPUSCOPE" profile "${opts[@]}" -o "$tmp/rep_$w" -- "${cmd[@]}" >"$out" 2>&1
 		rc=$?
 		[ "$rc" = 0 ] || { echo "gpuscope run failed ($w): $(tail -3 "$out")" >&2; return 1; }
 		if [ "$r" = 1 ] && [ "$c" = gpuscope ]; then
@@ -142,16 +147,23 @@ title = {"a": "a) %s empty kernel launches" % launches,
          "c": "c) ResNet-50 training step, batch 64"}
 target = {"a": ("abs_us", 1.0), "b": ("pct", 10.0), "c": ("pct", 2.0)}
 lines = ["# Collection overhead (%s, %s rounds, medians)" % (datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), rounds), "",
-         "| workload | config | runs | median | all runs | overhead vs none | target |",
-         "|---|---|---|---|---|---|---|"]
+         "paired: the median over rounds of each run's ratio to the same round's untraced run.", "",
+         "| workload | config | runs | median | all runs | overhead vs none | paired | target |",
+         "|---|---|---|---|---|---|---|---|"]
+notes = []
 for w in "abc":
-    vals = {}
+    vals, by_round = {}, {}
     for r in rows:
         if r["workload"] == w:
             vals.setdefault(r["config"], []).append(float(r["value"]))
+            by_round.setdefault(r["config"], {})[r["round"]] = float(r["value"])
     if not vals:
         continue
     base = statistics.median(vals["none"]) if "none" in vals else None
+    def paired(c):
+        none = by_round.get("none", {})
+        ratios = [v / none[k] for k, v in by_round[c].items() if none.get(k)]
+        return "%+.1f%%" % ((statistics.median(ratios) - 1) * 100) if ratios else ""
     order = ["none", "gpuscope"] + sorted(c for c in vals if c not in ("none", "gpuscope", "floor", "torchprof")) + ["floor", "torchprof"]
     for c in order:
         if c not in vals:
@@ -169,8 +181,17 @@ for w in "abc":
                 ov = "%+.1f%%" % p
                 if c == "gpuscope":
                     tg = "<= %g%%: %s" % (target[w][1], "met" if p <= target[w][1] else "MISSED")
-        lines.append("| %s | %s | %d | %.1f %s | %s | %s | %s |" % (
-            title[w], c, len(vals[c]), med, unit[w], " ".join("%.1f" % v for v in vals[c]), ov, tg))
+        lines.append("| %s | %s | %d | %.1f %s | %s | %s | %s | %s |" % (
+            title[w], c, len(vals[c]), med, unit[w], " ".join("%.1f" % v for v in vals[c]), ov,
+            paired(c) if c != "none" else "", tg))
+    # a tracer cannot make a program faster: a traced configuration well below
+    # the untraced runs means those were disturbed, and the workload's row is void
+    fast = [c for c in vals if c != "none" and base and statistics.median(vals[c]) < base * 0.95]
+    if fast:
+        notes.append("note: %s: %s ran more than 5%% faster than the untraced runs: they were "
+                     "disturbed; this workload's overheads are not valid" % (title[w], ", ".join(fast)))
+if notes:
+    lines += [""] + notes
 if bytes_line:
     lines += ["", "| measure | gpuscope | torch.profiler | |", "|---|---|---|---|", bytes_line]
 open(out, "w").write("\n".join(lines) + "\n")
