@@ -17,7 +17,15 @@ for want in "kind=HtoD .* src=pageable dst=device async=0" "kind=HtoD .* src=pin
 	grep -q -- "$want" <<<"$copies" || fail "no copy matching '$want'"
 done
 "$GPUSCOPE" dump --type kernel "$d/h200_graph.gpuscope" | grep -c ' graph=' | grep -qx 15 || fail "graph kernels"
-"$GPUSCOPE" dump --type sync "$d/h200_basic.gpuscope" | grep -q 'type=context_sync' || fail "context sync"
+syncs=$("$GPUSCOPE" dump --type sync "$d/h200_basic.gpuscope")
+grep -q 'type=context_sync' <<<"$syncs" || fail "context sync"
+# synchronisation records from gpuscope's callbacks: a stream sync and a wait on an event
+# name the stream id the program's copies ran on
+work_streams=$("$GPUSCOPE" dump --type kernel,memcpy "$d/h200_basic.gpuscope" | grep -o ' stream=[0-9]*' | sort -u)
+for t in stream_sync stream_wait_event; do
+	s=$(grep "type=$t" <<<"$syncs" | grep -o ' stream=[0-9]*' | head -1)
+	[ -n "$s" ] && grep -qx -- "$s" <<<"$work_streams" || fail "$t names stream '$s', not one the work ran on"
+done
 n=$("$GPUSCOPE" dump --type api "$d/h200_torch.gpuscope" | grep -c 'name="cudaGetDevice"')
 [ "$n" = 0 ] || fail "cudaGetDevice recorded $n times by default"
 echo ok
