@@ -32,19 +32,22 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	char b1[64], b2[64], b3[64];
 	double gain;
 	int t;
-
 	double *share_ns, *comm_ns, saved = 0;
 
 	if (!c->has_gpu)
 		return;
-	/* per GPU: the SM share its communication kernels hold, time-weighted */
+	/* per GPU: the SM share its communication kernels hold, time-weighted; the top names */
 	share_ns = xcalloc(c->nunits ? c->nunits : 1, sizeof(*share_ns));
 	comm_ns = xcalloc(c->nunits ? c->nunits : 1, sizeof(*comm_ns));
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		const struct trace_device *d;
 		double dur, blocks, f = 0;
-		if (!az_in_win(c, k->start) || !az_is_comm(c, k) || k->end <= k->start)
+		if (!az_in_win(c, k->start) || !az_is_comm(c, k))
+			continue;
+		ncomm++;
+		az_tally_add(&names, k->name_id, k->end > k->start ? k->end - k->start : 0);
+		if (k->end <= k->start)
 			continue;
 		dur = (double)(k->end - k->start);
 		blocks = (double)k->grid[0] * (k->grid[1] ? k->grid[1] : 1) * (k->grid[2] ? k->grid[2] : 1);
@@ -105,13 +108,6 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	gain = az_div(saved, (double)c->unit_wall_ns);
 	if (gain < az_param(c, self, "min_gain"))
 		return;
-	for (size_t i = 0; i < m->kernels.n; i++) {
-		const struct trace_kernel *k = &m->kernels.v[i];
-		if (az_in_win(c, k->start) && az_is_comm(c, k)) {
-			ncomm++;
-			az_tally_add(&names, k->name_id, k->end > k->start ? k->end - k->start : 0);
-		}
-	}
 	strbuf_addf(&ev, "%llu communication kernels on %zu GPU%s: %s, of which %s (%.0f%%) overlapped by compute "
 		    "and %s exposed\n",
 		    (unsigned long long)ncomm, nunits, nunits == 1 ? "" : "s",

@@ -280,6 +280,13 @@ static void shift(uint64_t *a, uint64_t *b)
 		*b += (uint64_t)cu_clock_offset;
 }
 
+/* Emit a converted record whose times (@start, @end inside @rec) CUPTI stamped. */
+static void emit_shifted(unsigned type, void *rec, size_t size, uint64_t *start, uint64_t *end)
+{
+	shift(start, end);
+	emit(type, rec, size, *start);
+}
+
 static void handle_record(const CUpti_Activity *rec)
 {
 	uint32_t pid = cl_pid();
@@ -308,7 +315,7 @@ static void handle_record(const CUpti_Activity *rec)
 		if (cupti_conv_memcpy(r, pid, &c) < 0)
 			drop();
 		else
-			shift(&c.start, &c.end), emit(TRACE_EV_MEMCPY, &c, sizeof(c), c.start);
+			emit_shifted(TRACE_EV_MEMCPY, &c, sizeof(c), &c.start, &c.end);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
@@ -317,7 +324,7 @@ static void handle_record(const CUpti_Activity *rec)
 		if (cupti_conv_memcpy_p2p(r, pid, &c) < 0)
 			drop();
 		else
-			shift(&c.start, &c.end), emit(TRACE_EV_MEMCPY, &c, sizeof(c), c.start);
+			emit_shifted(TRACE_EV_MEMCPY, &c, sizeof(c), &c.start, &c.end);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -327,7 +334,7 @@ static void handle_record(const CUpti_Activity *rec)
 		if (cupti_conv_memset(r, pid, &s) < 0)
 			drop();
 		else
-			shift(&s.start, &s.end), emit(TRACE_EV_MEMSET, &s, sizeof(s), s.start);
+			emit_shifted(TRACE_EV_MEMSET, &s, sizeof(s), &s.start, &s.end);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
@@ -336,7 +343,7 @@ static void handle_record(const CUpti_Activity *rec)
 		if (cupti_conv_sync(r, pid, context_device(r->contextId), &s) < 0)
 			drop();
 		else
-			shift(&s.start, &s.end), emit(TRACE_EV_SYNC, &s, sizeof(s), s.start);
+			emit_shifted(TRACE_EV_SYNC, &s, sizeof(s), &s.start, &s.end);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMORY2: {
@@ -345,7 +352,7 @@ static void handle_record(const CUpti_Activity *rec)
 		note_context(r->contextId, r->deviceId);
 		/* pool bookkeeping records are not allocations: not a drop */
 		if (cupti_conv_memory(r, pid, &m) == 0)
-			shift(&m.time, NULL), emit(TRACE_EV_MEMORY, &m, sizeof(m), m.time);
+			emit_shifted(TRACE_EV_MEMORY, &m, sizeof(m), &m.time, NULL);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -357,7 +364,7 @@ static void handle_record(const CUpti_Activity *rec)
 				   api_name_id(dom, r->cbid), &a) < 0)
 			drop();
 		else
-			shift(&a.start, &a.end), emit(TRACE_EV_API, &a, sizeof(a), a.start);
+			emit_shifted(TRACE_EV_API, &a, sizeof(a), &a.start, &a.end);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_DEVICE:

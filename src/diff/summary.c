@@ -58,7 +58,6 @@ static double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Is @name one of the names that mark a training/inference step by habit? */
 /*
  * The distribution-free 95% confidence interval of the median of @v[0..n):
  * the order statistics of ranks n/2 -+ 0.98 sqrt(n) (normal approximation
@@ -89,6 +88,7 @@ static void median_ci(const double *v, size_t n, double *lo, double *hi, int *n_
 	free(x);
 }
 
+/* Is @name one of the names that mark a training/inference step by habit? */
 static int is_step_name(const char *name)
 {
 	return !strcmp(name, "step") || !strncmp(name, "ProfilerStep", 12) ||
