@@ -16,9 +16,10 @@
 #   tests    tests/gpu                                                      ~30 s
 #   zoo      the 1-GPU zoo cases                                            ~250 s
 #   sampler  the NVML sampler's CPU cost (bench_sampler 8)                  ~40 s
+#   topo     workload (a) untraced and under the CUPTI floor, pinned four ways ~60 s
 #   diag     overhead breakdown by CUPTI kind, workload b (DIAG_CONFIGS)    ~300 s
-#   diaga    the same breakdown, workload a                                 ~80 s
-#   ab       the overhead benchmark, workloads a and b (AB_CONFIGS)         ~200 s
+#   diaga    the same breakdown, workload a (DIAGA_CONFIGS)                 ~80 s
+#   ab       the overhead benchmark, workloads a and b (AB_W, AB_CONFIGS)   ~200 s
 #   c        the overhead benchmark, ResNet-50 (C_CONFIGS)                  ~250 s
 #   where    perf/strace profiles of the overhead, workload b               ~150 s
 # ("overhead" means "ab c".)  A device call is at most 10 minutes: split the
@@ -108,6 +109,12 @@ k=$c+GPUSCOPE_CUPTI_API_MODE=off+GPUSCOPE_CUPTI_KINDS
 diag_configs="none floor $k=kernel $k=kernel,memcpy,memset $k=kernel,sync $k=kernel,memory
  $c+GPUSCOPE_CUPTI_API_MODE=off $c"
 
+part_topo() {
+	export CUDA_VISIBLE_DEVICES=0
+	BUILD=$B OUT=$w/topo ROUNDS=${ROUNDS_TOPO:-3} timeout "$LIMIT_S" bash bench/overhead/topo.sh
+	pack topo topo
+}
+
 part_diag() {
 	export CUDA_VISIBLE_DEVICES=0
 	ovh diag b "${DIAG_CONFIGS:-$diag_configs}" "${ROUNDS_DIAG:-5}" "${DIAG_BUDGET_S:-260}" \
@@ -116,18 +123,20 @@ part_diag() {
 
 part_diaga() {
 	export CUDA_VISIBLE_DEVICES=0
-	ovh diaga a "${DIAG_CONFIGS:-$diag_configs}" "${ROUNDS_DIAGA:-3}" 150 A_LAUNCHES=100000
+	ovh diaga a "${DIAGA_CONFIGS:-${DIAG_CONFIGS:-$diag_configs}}" "${ROUNDS_DIAGA:-3}" \
+		"${DIAGA_BUDGET_S:-150}" A_LAUNCHES=100000 PIN="${PIN_A:-}"
 }
 
 part_ab() {
 	export CUDA_VISIBLE_DEVICES=0
-	ovh overhead-ab "a b" "${AB_CONFIGS:-none gpuscope floor torchprof}" "${ROUNDS_AB:-6}" \
+	ovh overhead-ab "${AB_W:-a b}" "${AB_CONFIGS:-none gpuscope floor torchprof}" "${ROUNDS_AB:-6}" \
 		"${AB_BUDGET_S:-230}" PIN="${PIN:-}"
 }
 
 part_c() {
 	export CUDA_VISIBLE_DEVICES=0
-	ovh overhead-c c "${C_CONFIGS:-none gpuscope floor torchprof}" "${ROUNDS_C:-5}" "${C_BUDGET_S:-230}"
+	ovh overhead-c c "${C_CONFIGS:-none gpuscope floor torchprof}" "${ROUNDS_C:-5}" "${C_BUDGET_S:-230}" \
+		PIN="${PIN_C:-}"
 }
 
 part_where() {
@@ -143,7 +152,12 @@ part_where() {
 	pack where where
 }
 
-for p in comm tests zoo sampler diag diaga ab c where; do
+# PIN=cores:N (or PIN_A, PIN_C): N logical CPUs on N different physical cores
+case ${PIN:-} in cores:*) PIN=$(bash bench/overhead/cpus.sh "${PIN#cores:}"); say "PIN=$PIN" ;; esac
+case ${PIN_A:-} in cores:*) PIN_A=$(bash bench/overhead/cpus.sh "${PIN_A#cores:}"); say "PIN_A=$PIN_A" ;; esac
+case ${PIN_C:-} in cores:*) PIN_C=$(bash bench/overhead/cpus.sh "${PIN_C#cores:}"); say "PIN_C=$PIN_C" ;; esac
+
+for p in comm tests zoo sampler topo diag diaga ab c where; do
 	part "$p"
 done
 say "== total $(( $(date +%s) - t0 )) s"

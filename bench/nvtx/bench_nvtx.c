@@ -6,6 +6,15 @@
  * pushpop   N nvtxRangePushA/nvtxRangePop pairs (one name)
  * read0     N read(fd, buf, 0) on /dev/zero: the cheapest traced blocking call
  * nsleep0   N nanosleep of 0 ns
+ * mutex     N pthread_mutex_lock/unlock pairs, never contended (the OS-runtime
+ *           hooks see every one; the CUDA driver and CUPTI take several per
+ *           kernel launch)
+ * rwlock    N pthread_rwlock_rdlock/unlock pairs, never contended
+ *
+ * The lock cases start an idle second thread first, in both runs: glibc
+ * takes an uncontended lock without an atomic instruction while a process
+ * has one thread (7 ns against 20 ns a pair here), and a CUDA program, like
+ * a profiled one, always has several.
  *
  * Run plain and under `gpuscope profile` by run.sh; the difference of the
  * medians is the collector's overhead per operation.  Thread CPU time is
@@ -14,6 +23,7 @@
  * program's end; wall time is what a loaded machine makes of it.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +40,22 @@ static double clk(clockid_t id)
 }
 
 static double th0, pr0, wa0;
+
+static void *idle(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void second_thread(void)
+{
+	pthread_t t;
+
+	if (!pthread_create(&t, NULL, idle, NULL))
+		pthread_detach(t);
+}
 
 static void start(void)
 {
@@ -79,6 +105,24 @@ int main(int argc, char **argv)
 		start();
 		for (long i = 0; i < n; i++)
 			nanosleep(&z, NULL);
+		stop(c, n);
+	} else if (!strcmp(c, "mutex")) {
+		static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+		second_thread();
+		start();
+		for (long i = 0; i < n; i++) {
+			pthread_mutex_lock(&m);
+			pthread_mutex_unlock(&m);
+		}
+		stop(c, n);
+	} else if (!strcmp(c, "rwlock")) {
+		static pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+		second_thread();
+		start();
+		for (long i = 0; i < n; i++) {
+			pthread_rwlock_rdlock(&l);
+			pthread_rwlock_unlock(&l);
+		}
 		stop(c, n);
 	} else {
 		fprintf(stderr, "bench_nvtx: unknown case '%s'\n", c);

@@ -3,6 +3,7 @@
 # call, against the same program without the collector.
 #
 #   bash bench/nvtx/run.sh [BUILD_DIR] [RUNS]      (defaults: build, 7)
+#   CASES="mutex rwlock" bash bench/nvtx/run.sh     only these cases
 #
 # For each case the plain and the profiled program run alternately RUNS
 # times; the medians and their difference (the overhead per operation) are
@@ -32,6 +33,7 @@ one() { # CASE N MODE -> ns per op
 
 bench() { # LABEL CASE N PROFMODE
   local label=$1 c=$2 n=$3 pm=$4
+  [[ " ${CASES:-pushpop read0 nsleep0 mutex rwlock} " == *" $c "* ]] || return 0
   : >"$tmp/p"; : >"$tmp/q"
   for _ in $(seq "$runs"); do
     one "$c" "$n" plain >>"$tmp/p"
@@ -54,3 +56,5 @@ bench "nvtx push/pop pair" pushpop 2000000 prof
 bench "read(fd,buf,0) osrt<thr" read0 500000 prof
 bench "read(fd,buf,0) osrt>=thr" read0 500000 prof0
 bench "nanosleep(0) osrt>=thr" nsleep0 100000 prof0
+bench "mutex lock/unlock pair" mutex 5000000 prof
+bench "rwlock rdlock/unlock pair" rwlock 5000000 prof

@@ -16,7 +16,9 @@
 #   CONFIGS ("none gpuscope torchprof floor"), A_LAUNCHES (200000),
 #   B_STEPS (300), C_STEPS (20), BUDGET_S (340: no new round starts after it),
 #   PIN (CPUs for taskset -c; unset: no pinning).
-# Writes $OUT/overhead.md (the table) and $OUT/overhead.csv (every run).
+# Writes $OUT/overhead.md (the table), $OUT/overhead.csv (every run), and the
+# first gpuscope report of each workload as $OUT/report_W.gpuscope with its
+# `gpuscope info` in $OUT/info_W.txt (dropped records, counts).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/configs.sh"
@@ -136,6 +138,14 @@ ev = j["traceEvents"] if isinstance(j, dict) else j
 print(sum(1 for e in ev if e.get("cat") == "kernel"), os.path.getsize(p))' "$tmp/torchprof_b.json")
 	bytes_line=$(python3 -c 'import sys; gk,gb,tk,tb=map(float,sys.argv[1:]); print("| bytes per kernel (workload b) | gpuscope %.1f (%d B / %d kernels) | torch.profiler JSON %.1f (%d B / %d kernels) | ratio %.1fx |" % (gb/gk, gb, gk, tb/tk, tb, tk, (tb/tk)/(gb/gk)))' "$gk" "$gb" "$tk" "$tb")
 fi
+
+# the first gpuscope report of each workload, with its info (drops, counts)
+for w in a b c; do
+	f=$tmp/keep_$w.gpuscope
+	[ -f "$f" ] || continue
+	cp "$f" "$OUT/report_$w.gpuscope"
+	"$GPUSCOPE" info "$f" >"$OUT/info_$w.txt" 2>&1
+done
 
 python3 - "$csv" "$OUT/overhead.md" "$A_LAUNCHES" "$rounds_done" "$bytes_line" <<'PY'
 import csv, statistics, sys, datetime

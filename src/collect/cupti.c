@@ -67,6 +67,7 @@ static int cu_api_subtract;         /* =subtract: whole kinds, then disable the 
 static unsigned cu_kinds = ~0u;     /* GPUSCOPE_CUPTI_KINDS: KIND_* bits enabled */
 static int cu_no_subscribe;         /* GPUSCOPE_CUPTI_SUBSCRIBE=0: no callbacks at all */
 static int cu_cupti_clock;          /* GPUSCOPE_CUPTI_CLOCK=cupti: no timestamp callback */
+static int cu_no_driver;            /* GPUSCOPE_CUPTI_DRIVER=0: no driver API records */
 static int64_t cu_clock_offset;     /* cl_now() - cuptiGetTimestamp() at start */
 static size_t cu_buffer_bytes = 4u << 20;
 static unsigned cu_flush_ms = 1000;
@@ -382,12 +383,63 @@ static void handle_record(const CUpti_Activity *rec)
 
 /* ---- activity buffers ---- */
 
-static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+/*
+ * Buffers are recycled: a converted buffer is zeroed on the worker thread
+ * and kept (up to POOL_MAX) for CUPTI's next request, and CUPTI is told
+ * (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER) that it need not zero
+ * them itself, which it would do on the application thread that asked for
+ * the buffer.  No buffer is unmapped and mapped again either: an munmap
+ * interrupts every CPU that runs one of the process's threads.  The worker
+ * puts two buffers in the pool when it starts.  GPUSCOPE_CUPTI_POOL=0: the
+ * old way (a new buffer each time, zeroed by CUPTI, freed after use).
+ */
+#define POOL_MAX 8
+static uint8_t *pool[POOL_MAX];
+static int pool_n;
+static int cu_pool = 1;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A new buffer; zeroed (its pages touched) when @zero. */
+static uint8_t *buffer_new(int zero)
 {
 	void *p = NULL;
 
 	if (posix_memalign(&p, 8, cu_buffer_bytes))
-		p = NULL;
+		return NULL;
+	if (zero)
+		memset(p, 0, cu_buffer_bytes);
+	return p;
+}
+
+/* Give a buffer back: kept zeroed in the pool, or freed. */
+static void buffer_release(uint8_t *buffer)
+{
+	if (!buffer)
+		return;
+	if (cu_pool) {
+		memset(buffer, 0, cu_buffer_bytes);
+		pthread_mutex_lock(&pool_lock);
+		if (pool_n < POOL_MAX) {
+			pool[pool_n++] = buffer;
+			buffer = NULL;
+		}
+		pthread_mutex_unlock(&pool_lock);
+	}
+	free(buffer);
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	uint8_t *p = NULL;
+
+	if (cu_pool) {
+		pthread_mutex_lock(&pool_lock);
+		if (pool_n > 0)
+			p = pool[--pool_n];
+		pthread_mutex_unlock(&pool_lock);
+	}
+	if (!p)
+		p = buffer_new(cu_pool);
 	*buffer = p;
 	*size = p ? cu_buffer_bytes : 0;
 	*max_records = 0;
@@ -416,7 +468,7 @@ static void convert_buffer(uint8_t *buffer, size_t valid)
 	if (atomic_load(&cu_state) == CUPTI_ON)
 		while (cu.ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
 			handle_record(rec);
-	free(buffer);
+	buffer_release(buffer);
 }
 
 /*
@@ -473,13 +525,13 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 	(void)size;
 	if (atomic_load(&cu_state) != CUPTI_ON || !buffer) {
-		free(buffer);
+		buffer_release(buffer);
 		goto out;
 	}
 	if (cu.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
 		cl_add_drops(TRACE_DROP_CUPTI, dropped);
 	if (!valid) {
-		free(buffer);
+		buffer_release(buffer);
 		goto out;
 	}
 	d = flusher_started ? malloc(sizeof(*d)) : NULL;
@@ -655,6 +707,8 @@ static void *flusher_main(void *arg)
 
 	(void)arg;
 	cl_guard_enter();   /* never leave: nothing this thread does is the app's */
+	for (int i = 0; cu_pool && i < 2; i++)
+		buffer_release(buffer_new(0));
 	while (!atomic_load(&flusher_stop)) {
 		struct timespec ts;
 		uint64_t now;
@@ -835,6 +889,8 @@ static int cupti_start(char *why, size_t n)
 	if (cu_sync_cb)
 		cu_kinds &= ~(unsigned)KIND_SYNC;
 	cu_cupti_clock = getenv("GPUSCOPE_CUPTI_CLOCK") && !strcmp(getenv("GPUSCOPE_CUPTI_CLOCK"), "cupti");
+	cu_no_driver = env_uint("GPUSCOPE_CUPTI_DRIVER", 1, 0, 1) == 0;
+	cu_pool = env_uint("GPUSCOPE_CUPTI_POOL", 1, 0, 1);
 	cu_buffer_bytes = (size_t)env_uint("GPUSCOPE_CUPTI_BUFFER_KB", 4096, 64, 1u << 20) << 10;
 	cu_flush_ms = env_uint("GPUSCOPE_CUPTI_FLUSH_MS", 1000, 0, 600000);
 
@@ -876,6 +932,11 @@ static int cupti_start(char *why, size_t n)
 		return -1;
 	}
 	cu.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	if (cu_pool && cu.ActivitySetAttribute) {
+		uint8_t zeroed = 1;
+		size_t sz = sizeof(zeroed);
+		cu.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &sz, &zeroed);
+	}
 	r = cu.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (r != CUPTI_SUCCESS) {
 		snprintf(why, n, "cuptiActivityRegisterCallbacks failed (%s)", cupti_result_name(&cu, r));
@@ -907,7 +968,8 @@ static int cupti_start(char *why, size_t n)
 			cu.ActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
 		}
 		enable_apis(0, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-		enable_apis(1, CUPTI_DRIVER_TRACE_CBID_SIZE);
+		if (!cu_no_driver)
+			enable_apis(1, CUPTI_DRIVER_TRACE_CBID_SIZE);
 	}
 	if (!cu_no_subscribe)
 		enable_control_callbacks();

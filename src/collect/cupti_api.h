@@ -51,6 +51,7 @@ struct cupti_api {
 	/* optional (NULL when missing) */
 	CUptiResult (*GetStreamIdEx)(CUcontext, CUstream, uint8_t, uint32_t *);
 	CUptiResult (*GetDeviceId)(CUcontext, uint32_t *);
+	CUptiResult (*ActivitySetAttribute)(CUpti_ActivityAttribute, size_t *, void *);
 };
 
 /*

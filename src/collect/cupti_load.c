@@ -138,6 +138,8 @@ int cupti_load(struct cupti_api *api, char *why, size_t why_len)
 	/* optional: stream and device of a synchronisation seen in a callback */
 	*(void **)&api->GetStreamIdEx = dlsym(h, "cuptiGetStreamIdEx");
 	*(void **)&api->GetDeviceId = dlsym(h, "cuptiGetDeviceId");
+	/* optional: buffers handed over already zeroed */
+	*(void **)&api->ActivitySetAttribute = dlsym(h, "cuptiActivitySetAttribute");
 	return 0;
 }
 
