@@ -7,7 +7,8 @@
 # Configurations: none, gpuscope (gpuscope profile), torchprof (torch.profiler
 # CPU+CUDA; b and c only), floor (bare CUPTI kernels-only injection, floor.so);
 # gpuscope_cb (API records from callbacks instead of activity records) on request,
-# and any variant "gpuscope+ENV=VALUE+--profile-option..." (to find where overhead goes).
+# any variant "gpuscope+ENV=VALUE+--profile-option..." (to find where overhead goes),
+# and "floor+FLOOR_CB=launch|launch-driver|domain" (empty CUPTI API callbacks, floor.c).
 # Runs alternate (the order rotates every round), ROUNDS of each; medians.
 # Also: bytes of report per kernel, gpuscope vs torch.profiler JSON (workload b).
 #
@@ -77,7 +78,10 @@ run_one() {   # workload config round -> prints the metric
 	[ "${#cmd[@]}" -gt 0 ] || return 1
 	case $c in
 	none|torchprof) $pin timeout 300 "${cmd[@]}" >"$out" 2>&1 ;;
-	floor) CUDA_INJECTION64_PATH=$FLOOR $pin timeout 300 "${cmd[@]}" >"$out" 2>&1 ;;
+	floor*)
+		# variants: floor+ENV=VALUE (FLOOR_CB, see floor.c)
+		config_split "$c"
+		env "${cfg_envs[@]}" CUDA_INJECTION64_PATH="$FLOOR" $pin timeout 300 "${cmd[@]}" >"$out" 2>&1 ;;
 	gpuscope*)
 		# variants: gpuscope+ENV=VALUE+--profile-option...
 		config_split "$c"
