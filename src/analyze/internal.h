@@ -224,6 +224,8 @@ enum az_kernel_class {
 	KC_TC = 1u << 2,           /* named as a tensor-core kernel */
 };
 unsigned az_kernel_class(struct az_ctx *c, uint32_t name_id);
+/* Longest kernel name in a finding (kernel_label): stats and dump keep full names. */
+#define AZ_NAME_MAX 100
 int az_is_comm(struct az_ctx *c, const struct trace_kernel *k);
 /* The unit of (pid, device), or NULL. */
 struct az_unit *az_unit_find(struct az_ctx *c, uint32_t pid, uint32_t device);

@@ -63,7 +63,7 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 	size_t nw = 0;
 	double gain, tsum = 0;
 	uint64_t tn = 0;
-	char b1[64], b2[64], b3[64];
+	char b1[64], b2[64], b3[64], name[AZ_NAME_MAX + 1];
 
 	if (speedup <= 0)
 		speedup = device_speedup(c);
@@ -107,7 +107,8 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 		int t = az_tally_top(&names);
 		if (t < 0 || !names.ns[t])
 			break;
-		strbuf_addf(&ev, "non-tensor-core kernel: %s (%s)\n", model_str(m, (uint32_t)names.key[t]),
+		strbuf_addf(&ev, "non-tensor-core kernel: %s (%s)\n",
+			    kernel_label(name, sizeof(name), model_str(m, (uint32_t)names.key[t]), AZ_NAME_MAX),
 			    fmt_duration(b1, sizeof(b1), (double)names.ns[t]));
 		names.ns[t] = 0; /* shown: the next top is the next largest */
 	}

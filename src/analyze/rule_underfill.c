@@ -40,7 +40,7 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	struct strbuf ev = STRBUF_INIT;
 	struct interval where[3];
 	size_t nw = 0, nhot = 0;
-	char b1[64], b2[64];
+	char b1[64], b2[64], name[AZ_NAME_MAX + 1];
 	double gain;
 
 	if (!c->has_gpu || !m->kernels.n)
@@ -102,7 +102,8 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 		if (nhot++ < 3)
 			strbuf_addf(&ev, "%s: %llu launches, %s (%.0f%% of kernel time), %llu-%llu blocks on %u SMs, "
 				    "%s of SM time idle\n",
-				    model_str(m, agg[i].name_id), (unsigned long long)agg[i].n,
+				    kernel_label(name, sizeof(name), model_str(m, agg[i].name_id), AZ_NAME_MAX),
+				    (unsigned long long)agg[i].n,
 				    fmt_duration(b1, sizeof(b1), (double)agg[i].ns), az_div((double)agg[i].ns, (double)total) * 100,
 				    (unsigned long long)agg[i].blocks_min, (unsigned long long)agg[i].blocks_max, agg[i].sms,
 				    fmt_duration(b2, sizeof(b2), (double)agg[i].waste));

@@ -467,6 +467,55 @@ const char *fmt_bytes(char *buf, size_t n, double bytes)
 	return buf;
 }
 
+const char *kernel_label(char *buf, size_t n, const char *name, size_t max)
+{
+	size_t len, out = 0;
+	int depth = 0;
+
+	if (!n)
+		return buf;
+	if (!strncmp(name, "void ", 5))
+		name += 5;
+	len = strlen(name);
+	/* the parameter list: the group that closes at the very end */
+	if (len && name[len - 1] == ')') {
+		size_t i = len;
+		while (i-- > 0) {
+			depth += name[i] == ')' ? 1 : name[i] == '(' ? -1 : 0;
+			if (!depth)
+				break;
+		}
+		if (!depth && i > 0 && i < len)
+			len = i;
+	}
+	if (max < 4)
+		max = 4;
+	if (len > max) {
+		/* template arguments collapsed, when the brackets balance */
+		depth = 0;
+		for (size_t i = 0; i < len && out + 1 < n; i++) {
+			if (name[i] == '<' && depth++ == 0) {
+				out += (size_t)snprintf(buf + out, n - out, "<...");
+				out = out < n ? out : n - 1;
+			} else if (name[i] == '>' && depth > 0 && --depth == 0) {
+				buf[out++] = '>';
+			} else if (!depth) {
+				buf[out++] = name[i];
+			}
+		}
+		buf[out] = '\0';
+		if (depth)
+			out = 0;    /* unbalanced: cut the name itself */
+	}
+	if (!out) {
+		snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), name);
+		out = strlen(buf);
+	}
+	if (out > max && max + 1 <= n)
+		snprintf(buf + max - 3, 4, "...");
+	return buf;
+}
+
 int finish_stdout(void)
 {
 	if (fflush(stdout) || ferror(stdout))

@@ -111,6 +111,14 @@ int parse_fraction(const char *s, double *out);
 const char *fmt_duration(char *buf, size_t n, double ns);
 /* Format a byte count ("4.0 MiB"). */
 const char *fmt_bytes(char *buf, size_t n, double bytes);
+/*
+ * A demangled kernel name as a person reads it on one line, into @buf:
+ * without the "void " return type and the parameter list, and, when still
+ * longer than @max, with its template arguments shown as "<...>", then cut
+ * with "...".  "void at::native::k<float, 4>(Acc<float, 2>, int)" is
+ * "at::native::k<float, 4>".  Full names stay in stats, dump and exports.
+ */
+const char *kernel_label(char *buf, size_t n, const char *name, size_t max);
 
 /*
  * Flush and check stdout at exit; a closed pipe or full disk becomes an

@@ -732,6 +732,29 @@ static void test_docs(void)
 	free(doc);
 }
 
+/* kernel names as the findings show them (util kernel_label) */
+static void test_kernel_label(void)
+{
+	char b[256], small[8];
+	const char *bn = "void at::native::batch_norm_backward_kernel<c10::BFloat16, float, float, int>("
+			 "torch::headeronly::detail::GenericPackedTensorAccessor<c10::BFloat16 const, 3ul>, bool, float)";
+
+	CHECK_STR(kernel_label(b, sizeof(b), "c_kernel", 100), "c_kernel");
+	CHECK_STR(kernel_label(b, sizeof(b), "empty_kernel()", 100), "empty_kernel");
+	CHECK_STR(kernel_label(b, sizeof(b), "void tmpl_kernel<float, 64>(float*, int)", 100), "tmpl_kernel<float, 64>");
+	CHECK_STR(kernel_label(b, sizeof(b), bn, 100),
+		  "at::native::batch_norm_backward_kernel<c10::BFloat16, float, float, int>");
+	CHECK_STR(kernel_label(b, sizeof(b), bn, 50), "at::native::batch_norm_backward_kernel<...>");
+	CHECK_STR(kernel_label(b, sizeof(b), bn, 30), "at::native::batch_norm_back...");
+	/* an anonymous namespace is not a parameter list; only the last group is */
+	CHECK_STR(kernel_label(b, sizeof(b), "void (anonymous namespace)::k<(anonymous namespace)::T>(int)", 100),
+		  "(anonymous namespace)::k<(anonymous namespace)::T>");
+	CHECK_STR(kernel_label(b, sizeof(b), "(f)", 100), "(f)");
+	/* unbalanced brackets: cut, never read past the name */
+	CHECK_STR(kernel_label(b, sizeof(b), "operator<<unbalanced_and_long_name_here", 20), "operator<<unbalan...");
+	CHECK_STR(kernel_label(small, sizeof(small), "a_long_kernel_name", 100), "a_long_");
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_docs),
 	GSTEST(test_dataloader),
@@ -760,6 +783,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_one_kernel),
 	GSTEST(test_unsorted_overlapping),
 	GSTEST(test_huge_numbers),
+	GSTEST(test_kernel_label),
 	{ NULL, NULL },
 };
 

@@ -28,4 +28,13 @@ for t in stream_sync stream_wait_event; do
 done
 n=$("$GPUSCOPE" dump --type api "$d/h200_torch.gpuscope" | grep -c 'name="cudaGetDevice"')
 [ "$n" = 0 ] || fail "cudaGetDevice recorded $n times by default"
+# a real ResNet-50 training run: eager PyTorch at batch 64 keeps the H200 busy about half the
+# time, and the diagnosis says the launching thread is what holds it back
+ids=$("$GPUSCOPE" analyze --format json "$d/h200_resnet50.gpuscope" |
+	python3 -c 'import json, sys; print(" ".join(f["id"] for f in json.load(sys.stdin)["findings"]))') ||
+	fail "analyze on h200_resnet50"
+[ "${ids%% *}" = gpu-starvation ] || fail "h200_resnet50: top finding '${ids%% *}' ($ids), expected gpu-starvation"
+# findings name kernels on one line, not with their 3,000-character parameter lists
+long=$("$GPUSCOPE" analyze "$d/h200_resnet50.gpuscope" | awk '/evidence:/ && length($0) > 300' | wc -l)
+[ "$long" = 0 ] || fail "h200_resnet50: $long evidence lines longer than 300 characters"
 echo ok

@@ -141,10 +141,37 @@ static void test_torch(void)
 	model_release(&m);
 }
 
+/*
+ * torchvision ResNet-50, 20 training steps at batch 64 plus warm-up,
+ * profiled with the defaults (bench/overhead workload c, session 3): the
+ * default buffers drop nothing, and every kernel, copy and set has its
+ * launching call.
+ */
+static void test_resnet(void)
+{
+	struct model m;
+	struct cuda_check c;
+
+	if (load(&m, "cuda/h200_resnet50.gpuscope") < 0)
+		return;
+	cuda_check_run(&m, &c);
+	CHECK_EQ_U64(c.kernels, 26736);
+	CHECK_EQ_U64(c.kernels_matched, 26736);
+	CHECK_EQ_U64(c.kernels_before_launch, 0);
+	CHECK_EQ_U64(c.copies_before_api, 0);
+	CHECK_EQ_U64(c.memcpys, 481);
+	CHECK_EQ_U64(c.memsets, 1236);
+	CHECK(c.sync_type[SYNC_STREAM] + c.sync_type[SYNC_CONTEXT] + c.sync_type[SYNC_EVENT] >= 1);
+	CHECK_EQ_U64(cuda_check_apis_named(&m, "cudaGetDevice"), 0);
+	CHECK_EQ_U64(total_drops(&m), 0);
+	model_release(&m);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_basic),
 	GSTEST(test_graph),
 	GSTEST(test_torch),
+	GSTEST(test_resnet),
 	{ 0 }
 };
 
