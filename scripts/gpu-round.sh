@@ -21,6 +21,9 @@
 #   diaga    the same breakdown, workload a (DIAGA_CONFIGS)                 ~80 s
 #   ab       the overhead benchmark, workloads a and b (AB_W, AB_CONFIGS)   ~200 s
 #   c        the overhead benchmark, ResNet-50 (C_CONFIGS)                  ~250 s
+#   apimode  workload b: API records from callbacks against CUPTI's API
+#            activity records, SYNCHRONIZATION kind off in both, with the
+#            floor and the floor with empty launch callbacks (pinned)       ~300 s
 #   where    perf/strace profiles of the overhead, workload b               ~150 s
 # ("overhead" means "ab c".)  A device call is at most 10 minutes: split the
 # parts over calls, e.g. PARTS="tests ab", then PARTS="c sampler".
@@ -139,6 +142,14 @@ part_c() {
 		PIN="${PIN_C:-}"
 }
 
+part_apimode() {
+	export CUDA_VISIBLE_DEVICES=0
+	local kinds=GPUSCOPE_CUPTI_KINDS=kernel,memcpy,memset,memory
+	ovh apimode b "none floor floor+FLOOR_CB=launch gpuscope+$kinds
+		gpuscope+GPUSCOPE_CUPTI_API_MODE=activity+$kinds" "${ROUNDS_APIMODE:-12}" \
+		"${APIMODE_BUDGET_S:-280}" B_STEPS=500 PIN="${PIN:-$(bash bench/overhead/cpus.sh 4)}"
+}
+
 part_where() {
 	export CUDA_VISIBLE_DEVICES=0
 	if [ ! -f .device/tools.txz ]; then
@@ -157,7 +168,7 @@ case ${PIN:-} in cores:*) PIN=$(bash bench/overhead/cpus.sh "${PIN#cores:}"); sa
 case ${PIN_A:-} in cores:*) PIN_A=$(bash bench/overhead/cpus.sh "${PIN_A#cores:}"); say "PIN_A=$PIN_A" ;; esac
 case ${PIN_C:-} in cores:*) PIN_C=$(bash bench/overhead/cpus.sh "${PIN_C#cores:}"); say "PIN_C=$PIN_C" ;; esac
 
-for p in comm tests zoo sampler topo diag diaga ab c where; do
+for p in comm tests zoo sampler topo diag diaga ab c apimode where; do
 	part "$p"
 done
 say "== total $(( $(date +%s) - t0 )) s"
