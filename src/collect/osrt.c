@@ -361,6 +361,8 @@ CL_EXPORT void closefrom(int lowfd)
 		int r, e;                                                      \
 		RESOLVE(real, #name);                                          \
 		RESOLVE(try, #tryname);                                        \
+		if (!try)                                                      \
+			return real(m);                                        \
 		r = try(m);                                                    \
 		if (r != EBUSY)                                                \
 			return r;                                              \

@@ -11,4 +11,8 @@ profile -o t1s --osrt-threshold 1s -- "$GS_TARGET" osrt
 expect_eq "$(count t1s.gpuscope 'os runtime calls')" 0 "calls >= 1 s"
 profile -o nvtxonly --trace=nvtx -- "$GS_TARGET" osrt
 expect_eq "$(count nvtxonly.gpuscope 'os runtime calls')" 0 "--trace=nvtx records no osrt"
+# locks: the uncontended lock is not timed (the hook tries it first); the three
+# waits of about 40 ms for a mutex another thread holds are recorded
+profile -o lock --osrt-threshold 1ms -- "$GS_TARGET" lock
+expect_eq "$(ndump lock.gpuscope osrt 'func=pthread_mutex_lock')" 3 "contended mutex waits"
 echo ok

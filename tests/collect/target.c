@@ -16,6 +16,8 @@
  * capture                       ranges warmup x2, profile{inner x3} x2, after x2
  * timed                         a mark "t" every 10 ms for 600 ms, payload = ms since start
  * osrt                          nanosleep 40 ms x3 and 100 us x20
+ * lock                          a second thread holds a mutex 40 ms while the main
+ *                               thread waits for it, x3; then 1000 uncontended lock pairs
  * names                         threads named from inside, from outside and by NVTX
  * nvtx-api                      every NVTX call variant, for the dump test
  * fds                           close every descriptor >= 3, dup2 /dev/null onto all of them,
@@ -41,6 +43,9 @@
 
 extern char **environ;
 static const char *self;
+
+static pthread_mutex_t lock_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t lock_bar;
 
 static void sleep_ns(long ns)
 {
@@ -75,6 +80,17 @@ static void ticks_then(void)
 		sleep_ns(1000000);
 	}
 	nvtxMarkA("last");
+}
+
+/* holds the mutex 40 ms, the barrier telling the main thread it is held */
+static void *lock_holder(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&lock_m);
+	pthread_barrier_wait(&lock_bar);
+	sleep_ns(40000000);
+	pthread_mutex_unlock(&lock_m);
+	return NULL;
 }
 
 static int nvtx_n;
@@ -351,6 +367,22 @@ int main(int argc, char **argv)
 			sleep_ns(40000000);
 		for (int i = 0; i < 20; i++)
 			sleep_ns(100000);
+		return 0;
+	} else if (!strcmp(mode, "lock")) {
+		pthread_barrier_init(&lock_bar, NULL, 2);
+		for (int i = 0; i < 3; i++) {
+			pthread_t t;
+			if (pthread_create(&t, NULL, lock_holder, NULL))
+				return 1;
+			pthread_barrier_wait(&lock_bar);
+			pthread_mutex_lock(&lock_m);
+			pthread_mutex_unlock(&lock_m);
+			pthread_join(t, NULL);
+		}
+		for (int i = 0; i < 1000; i++) {
+			pthread_mutex_lock(&lock_m);
+			pthread_mutex_unlock(&lock_m);
+		}
 		return 0;
 	} else if (!strcmp(mode, "names")) {
 		pthread_t a, c;
