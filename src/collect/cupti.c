@@ -88,7 +88,7 @@ static unsigned char api_keep_cb[2][API_CBIDS];
  * launch-bound PyTorch step +23% on its own (bench/RESULTS-cupti.md).
  */
 static unsigned char api_sync[2][API_CBIDS];
-static int cu_sync_cb;              /* sync records from callbacks */
+static int cu_sync_cb;              /* sync records from the API calls */
 
 struct kname_slot {
 	const char *key;        /* CUPTI's pointer */
@@ -288,6 +288,8 @@ static void emit_shifted(unsigned type, void *rec, size_t size, uint64_t *start,
 	emit(type, rec, size, *start);
 }
 
+static void emit_sync(const struct trace_api *a, unsigned what, const CUpti_CallbackData *cb);
+
 static void handle_record(const CUpti_Activity *rec)
 {
 	uint32_t pid = cl_pid();
@@ -362,10 +364,13 @@ static void handle_record(const CUpti_Activity *rec)
 		unsigned dom = rec->kind == CUPTI_ACTIVITY_KIND_DRIVER;
 		struct trace_api a;
 		if (cupti_conv_api(r, dom ? TRACE_API_DRIVER : TRACE_API_RUNTIME,
-				   api_name_id(dom, r->cbid), &a) < 0)
+				   api_name_id(dom, r->cbid), &a) < 0) {
 			drop();
-		else
-			emit_shifted(TRACE_EV_API, &a, sizeof(a), &a.start, &a.end);
+			break;
+		}
+		emit_shifted(TRACE_EV_API, &a, sizeof(a), &a.start, &a.end);
+		if (r->cbid < API_CBIDS && api_sync[dom][r->cbid])
+			emit_sync(&a, api_sync[dom][r->cbid], NULL);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_DEVICE:
@@ -595,7 +600,9 @@ static __thread int rt_depth __attribute__((tls_model("initial-exec")));
  * per-thread flag from api_sync[], stream from the call's first parameter
  * (every stream sync and wait-event API takes the stream first).  CUPTI has
  * no id for an event handle: event is 0xffffffff (unknown), as the stream
- * of an event or context sync.
+ * of an event or context sync.  @cb is NULL for an API activity record
+ * (GPUSCOPE_CUPTI_API_MODE=activity), which has no parameters or context:
+ * device, context and stream then stay unknown.
  */
 static void emit_sync(const struct trace_api *a, unsigned what, const CUpti_CallbackData *cb)
 {
@@ -603,26 +610,21 @@ static void emit_sync(const struct trace_api *a, unsigned what, const CUpti_Call
 	unsigned type = what & 15;
 	uint32_t id;
 
-	memset(&s, 0, sizeof(s));
-	s.start = a->start;
-	s.end = a->end;
-	s.pid = a->pid;
-	s.correlation = a->correlation;
-	s.type = (uint16_t)type;
-	s.stream = UINT32_MAX;      /* as CUPTI's records: not applicable or unknown */
-	s.event = UINT32_MAX;
-	s.context = cb->contextUid;
-	s.device = context_device(cb->contextUid);
-	if (s.device == CUPTI_DEVICE_UNKNOWN && cb->context && cu.GetDeviceId &&
-	    cu.GetDeviceId(cb->context, &id) == CUPTI_SUCCESS) {
-		s.device = id;
-		note_context(cb->contextUid, id);
-	}
-	if ((type == SYNC_STREAM || type == SYNC_STREAM_WAIT_EVENT) && cb->context &&
-	    cb->functionParams && cu.GetStreamIdEx) {
-		CUstream stream = *(CUstream const *)cb->functionParams;
-		if (cu.GetStreamIdEx(cb->context, stream, (uint8_t)(what >> 4), &id) == CUPTI_SUCCESS)
-			s.stream = id;
+	cupti_sync_from_api(a, type, &s);
+	if (cb) {
+		s.context = cb->contextUid;
+		s.device = context_device(cb->contextUid);
+		if (s.device == CUPTI_DEVICE_UNKNOWN && cb->context && cu.GetDeviceId &&
+		    cu.GetDeviceId(cb->context, &id) == CUPTI_SUCCESS) {
+			s.device = id;
+			note_context(cb->contextUid, id);
+		}
+		if ((type == SYNC_STREAM || type == SYNC_STREAM_WAIT_EVENT) && cb->context &&
+		    cb->functionParams && cu.GetStreamIdEx) {
+			CUstream stream = *(CUstream const *)cb->functionParams;
+			if (cu.GetStreamIdEx(cb->context, stream, (uint8_t)(what >> 4), &id) == CUPTI_SUCCESS)
+				s.stream = id;
+		}
 	}
 	emit(TRACE_EV_SYNC, &s, sizeof(s), s.start);
 }
@@ -817,6 +819,14 @@ static unsigned enable_apis(unsigned dom, uint32_t size)
 			}
 		} else if ((dom ? cu.ActivityEnableDriverApi(cbid, 1)
 				: cu.ActivityEnableRuntimeApi(cbid, 1)) == CUPTI_SUCCESS) {
+			/*
+			 * runtime calls only: their activity records cannot
+			 * tell a driver call made inside one (cuStreamSynchronize
+			 * in cudaStreamSynchronize) from the program's own
+			 */
+			int per_thread, type = cupti_sync_type(name, &per_thread);
+			if (cu_sync_cb && type && !dom)
+				api_sync[dom][cbid] = (unsigned char)(type | per_thread << 4);
 			kept++;
 		}
 	}
@@ -883,8 +893,13 @@ static int cupti_start(char *why, size_t n)
 	cu_no_subscribe = getenv("GPUSCOPE_CUPTI_SUBSCRIBE") && !strcmp(getenv("GPUSCOPE_CUPTI_SUBSCRIBE"), "0");
 	if (cu_no_subscribe && cu_callback_mode)
 		cu_api_off = 1;
-	/* GPUSCOPE_CUPTI_KINDS naming sync: CUPTI's SYNCHRONIZATION kind instead */
-	cu_sync_cb = cu_callback_mode && !cu_api_off && !cl_config.cuda_all_apis &&
+	/*
+	 * Sync records from the API calls (callbacks, or per-function API
+	 * activity records); GPUSCOPE_CUPTI_KINDS naming sync, whole API kinds
+	 * (--cuda-trace-all-apis, subtract) or no API records: CUPTI's
+	 * SYNCHRONIZATION kind instead.
+	 */
+	cu_sync_cb = !cu_api_off && !cu_api_subtract && !cl_config.cuda_all_apis &&
 		     !(getenv("GPUSCOPE_CUPTI_KINDS") && (cu_kinds & KIND_SYNC));
 	if (cu_sync_cb)
 		cu_kinds &= ~(unsigned)KIND_SYNC;

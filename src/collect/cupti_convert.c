@@ -277,6 +277,19 @@ int cupti_sync_type(const char *name, int *per_thread)
 	return 0;
 }
 
+void cupti_sync_from_api(const struct trace_api *a, unsigned type, struct trace_sync *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->start = a->start;
+	out->end = a->end;
+	out->pid = a->pid;
+	out->correlation = a->correlation;
+	out->type = (uint16_t)type;
+	out->device = CUPTI_DEVICE_UNKNOWN;
+	out->stream = UINT32_MAX;
+	out->event = UINT32_MAX;
+}
+
 /* The function identifier of a (possibly demangled) kernel name. */
 static const char *kernel_ident(const char *name, size_t *len)
 {

@@ -75,6 +75,15 @@ int cupti_api_keep(const char *name);
 int cupti_sync_type(const char *name, int *per_thread);
 
 /*
+ * cupti_sync_from_api - the synchronisation record of the synchronising API
+ * call @a, of @type (enum trace_sync_type): its times, process and
+ * correlation id; device, stream and event unknown (CUPTI_DEVICE_UNKNOWN,
+ * 0xffffffff, as CUPTI's own records for "not applicable") and context 0,
+ * for the caller to fill in what it knows.
+ */
+void cupti_sync_from_api(const struct trace_api *a, unsigned type, struct trace_sync *out);
+
+/*
  * cupti_is_nccl_kernel - whether a kernel name (mangled or demangled) is an
  * NCCL communication kernel: its function identifier starts with
  * "ncclKernel" or "ncclDevKernel" (NCCL's generated kernel names, e.g.

@@ -171,6 +171,33 @@ static void test_sync(void)
 	CHECK_EQ_U64(t.device, CUPTI_DEVICE_UNKNOWN);
 }
 
+/* a sync record made from the API call itself (callbacks, API activity records) */
+static void test_sync_from_api(void)
+{
+	struct trace_api a;
+	struct trace_sync t;
+	int per_thread = -1;
+
+	memset(&a, 0, sizeof(a));
+	a.start = 100;
+	a.end = 250;
+	a.pid = 7;
+	a.tid = 8;
+	a.correlation = 31;
+	cupti_sync_from_api(&a, (unsigned)cupti_sync_type("cudaStreamSynchronize_ptsz_v7000", &per_thread), &t);
+	CHECK_EQ_I64(per_thread, 1);
+	CHECK_EQ_U64(t.type, SYNC_STREAM);
+	CHECK_EQ_U64(t.start, 100);
+	CHECK_EQ_U64(t.end, 250);
+	CHECK_EQ_U64(t.pid, 7);
+	CHECK_EQ_U64(t.correlation, 31);
+	CHECK_EQ_U64(t.device, CUPTI_DEVICE_UNKNOWN);
+	CHECK_EQ_U64(t.stream, 0xffffffffu);
+	CHECK_EQ_U64(t.event, 0xffffffffu);
+	CHECK_EQ_U64(t.context, 0);
+	CHECK_EQ_I64(cupti_sync_type("cudaStreamSynchronizeX", &per_thread), 0);
+}
+
 static void test_memory(void)
 {
 	CUpti_ActivityMemory4 m;
@@ -519,6 +546,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_memcpy_p2p),
 	GSTEST(test_memset),
 	GSTEST(test_sync),
+	GSTEST(test_sync_from_api),
 	GSTEST(test_memory),
 	GSTEST(test_api),
 	GSTEST(test_device),
