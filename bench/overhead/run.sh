@@ -161,9 +161,11 @@ title = {"a": "a) %s empty kernel launches" % launches,
          "c": "c) ResNet-50 training step, batch 64"}
 target = {"a": ("abs_us", 1.0), "b": ("pct", 10.0), "c": ("pct", 2.0)}
 lines = ["# Collection overhead (%s, %s rounds, medians)" % (datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), rounds), "",
-         "paired: the median over rounds of each run's ratio to the same round's untraced run.", "",
-         "| workload | config | runs | median | all runs | overhead vs none | paired | target |",
-         "|---|---|---|---|---|---|---|---|"]
+         "paired: the median over rounds of each run's ratio to the same round's untraced run. "
+         "lower quartile: of each configuration's runs, against the untraced runs' lower quartile "
+         "(this machine's noise only ever adds time; 4 runs or more).", "",
+         "| workload | config | runs | median | all runs | overhead vs none | paired | lower quartile | target |",
+         "|---|---|---|---|---|---|---|---|---|"]
 notes = []
 for w in "abc":
     vals, by_round = {}, {}
@@ -174,6 +176,17 @@ for w in "abc":
     if not vals:
         continue
     base = statistics.median(vals["none"]) if "none" in vals else None
+    def q1(v):
+        return statistics.quantiles(v, n=4)[0] if len(v) >= 4 else None
+    def lower(c):
+        a, b = q1(vals[c]), q1(vals.get("none", []))
+        if a is None:
+            return ""
+        if c == "none" or b is None:
+            return "%.1f" % a
+        if w == "a":
+            return "%.1f (%+.2f us)" % (a, (a - b) / 1000.0)
+        return "%.1f (%+.1f%%)" % (a, (a / b - 1) * 100)
     def paired(c):
         none = by_round.get("none", {})
         ratios = [v / none[k] for k, v in by_round[c].items() if none.get(k)]
@@ -195,9 +208,9 @@ for w in "abc":
                 ov = "%+.1f%%" % p
                 if c == "gpuscope":
                     tg = "<= %g%%: %s" % (target[w][1], "met" if p <= target[w][1] else "MISSED")
-        lines.append("| %s | %s | %d | %.1f %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %d | %.1f %s | %s | %s | %s | %s | %s |" % (
             title[w], c, len(vals[c]), med, unit[w], " ".join("%.1f" % v for v in vals[c]), ov,
-            paired(c) if c != "none" else "", tg))
+            paired(c) if c != "none" else "", lower(c), tg))
     # a tracer cannot make a program faster: a traced configuration well below
     # the untraced runs means those were disturbed, and the workload's row is void
     fast = [c for c in vals if c != "none" and base and statistics.median(vals[c]) < base * 0.95]
