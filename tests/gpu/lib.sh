@@ -72,6 +72,17 @@ expect_launch_order() {
 	expect copies_before_api -eq 0
 }
 
+# gpu_profiler's kernels: exactly the 20 inside_kernels of its middle part were kept
+# (CHECK_ARGS=("${PROFILER_KERNELS[@]}") for the facts)
+PROFILER_KERNELS=(--kernel before_kernel --kernel inside_kernel --kernel between_kernel --kernel after_kernel)
+expect_middle_only() {
+	expect "kernel[inside_kernel]" -eq 20
+	expect "kernel[before_kernel]" -eq 0
+	expect "kernel[between_kernel]" -eq 0
+	expect "kernel[after_kernel]" -eq 0
+	expect_launch_order
+}
+
 # keep NAME: copy the current report to $KEEP/NAME.gpuscope
 keep() {
 	[ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$REPORT" "$KEEP/$1.gpuscope"
