@@ -22,8 +22,9 @@
 #   ab       the overhead benchmark, workloads a and b (AB_W, AB_CONFIGS)   ~200 s
 #   c        the overhead benchmark, ResNet-50 (C_CONFIGS)                  ~250 s
 #   apimode  workload b: API records from callbacks against CUPTI's API
-#            activity records, SYNCHRONIZATION kind off in both, with the
-#            floor and the floor with empty launch callbacks (pinned)       ~300 s
+#            activity records (and hybrid: syncs from callbacks), the
+#            SYNCHRONIZATION kind off in all, with the floor and the floor
+#            with empty launch callbacks (pinned)                           ~300 s
 #   where    perf/strace profiles of the overhead, workload b               ~150 s
 # ("overhead" means "ab c".)  A device call is at most 10 minutes: split the
 # parts over calls, e.g. PARTS="tests ab", then PARTS="c sampler".
@@ -146,7 +147,8 @@ part_apimode() {
 	export CUDA_VISIBLE_DEVICES=0
 	local kinds=GPUSCOPE_CUPTI_KINDS=kernel,memcpy,memset,memory
 	ovh apimode b "none floor floor+FLOOR_CB=launch gpuscope+$kinds
-		gpuscope+GPUSCOPE_CUPTI_API_MODE=activity+$kinds" "${ROUNDS_APIMODE:-12}" \
+		gpuscope+GPUSCOPE_CUPTI_API_MODE=activity+$kinds gpuscope+GPUSCOPE_CUPTI_API_MODE=hybrid+$kinds" \
+		"${ROUNDS_APIMODE:-12}" \
 		"${APIMODE_BUDGET_S:-280}" B_STEPS=500 PIN="${PIN:-$(bash bench/overhead/cpus.sh 4)}"
 }
 

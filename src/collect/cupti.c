@@ -64,6 +64,7 @@ static atomic_int cu_state;
 static int cu_callback_mode;        /* API records from callbacks, not activity */
 static int cu_api_off;              /* GPUSCOPE_CUPTI_API_MODE=off: no API records */
 static int cu_api_subtract;         /* =subtract: whole kinds, then disable the skipped */
+static int cu_api_hybrid;           /* =hybrid: activity records, syncs from callbacks */
 static unsigned cu_kinds = ~0u;     /* GPUSCOPE_CUPTI_KINDS: KIND_* bits enabled */
 static int cu_no_subscribe;         /* GPUSCOPE_CUPTI_SUBSCRIBE=0: no callbacks at all */
 static int cu_cupti_clock;          /* GPUSCOPE_CUPTI_CLOCK=cupti: no timestamp callback */
@@ -686,7 +687,7 @@ static void CUPTIAPI cupti_callback(void *userdata, CUpti_CallbackDomain domain,
 		if (!dom && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
 		    cb->callbackSite == CUPTI_API_ENTER)
 			flush_all(0);
-		if (cu_callback_mode && cbid < API_CBIDS && api_keep_cb[dom][cbid])
+		if (cbid < API_CBIDS && api_keep_cb[dom][cbid])
 			api_callback(dom, cbid, cb);
 	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
 		   cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
@@ -798,6 +799,7 @@ static unsigned enable_apis(unsigned dom, uint32_t size)
 
 	for (uint32_t cbid = 1; cbid < size && cbid < API_CBIDS; cbid++) {
 		const char *name = NULL;
+		int per_thread, type;
 		if (cu.GetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
 			continue;
 		if (cu_api_subtract) {
@@ -809,9 +811,10 @@ static unsigned enable_apis(unsigned dom, uint32_t size)
 		}
 		if (!cupti_api_keep(name))
 			continue;
-		if (cu_callback_mode) {
+		type = cupti_sync_type(name, &per_thread);
+		/* hybrid: the synchronising calls from callbacks, for their streams */
+		if (cu_callback_mode || (cu_api_hybrid && type)) {
 			if (cu.EnableCallback(1, cu_sub, domain, cbid) == CUPTI_SUCCESS) {
-				int per_thread, type = cupti_sync_type(name, &per_thread);
 				api_keep_cb[dom][cbid] = 1;
 				if (cu_sync_cb && type)
 					api_sync[dom][cbid] = (unsigned char)(type | per_thread << 4);
@@ -820,11 +823,11 @@ static unsigned enable_apis(unsigned dom, uint32_t size)
 		} else if ((dom ? cu.ActivityEnableDriverApi(cbid, 1)
 				: cu.ActivityEnableRuntimeApi(cbid, 1)) == CUPTI_SUCCESS) {
 			/*
-			 * runtime calls only: their activity records cannot
-			 * tell a driver call made inside one (cuStreamSynchronize
-			 * in cudaStreamSynchronize) from the program's own
+			 * sync records from runtime calls only: their activity
+			 * records cannot tell a driver call made inside one
+			 * (cuStreamSynchronize in cudaStreamSynchronize) from
+			 * the program's own
 			 */
-			int per_thread, type = cupti_sync_type(name, &per_thread);
 			if (cu_sync_cb && type && !dom)
 				api_sync[dom][cbid] = (unsigned char)(type | per_thread << 4);
 			kept++;
@@ -889,10 +892,13 @@ static int cupti_start(char *why, size_t n)
 	cu_callback_mode = !mode || !*mode || !strcmp(mode, "callback");
 	cu_api_off = mode && !strcmp(mode, "off");
 	cu_api_subtract = mode && !strcmp(mode, "subtract");
+	cu_api_hybrid = mode && !strcmp(mode, "hybrid");
 	cu_kinds = parse_kinds(getenv("GPUSCOPE_CUPTI_KINDS"));
 	cu_no_subscribe = getenv("GPUSCOPE_CUPTI_SUBSCRIBE") && !strcmp(getenv("GPUSCOPE_CUPTI_SUBSCRIBE"), "0");
 	if (cu_no_subscribe && cu_callback_mode)
 		cu_api_off = 1;
+	if (cu_no_subscribe)
+		cu_api_hybrid = 0;  /* no callbacks: activity records for the syncs too */
 	/*
 	 * Sync records from the API calls (callbacks, or per-function API
 	 * activity records); GPUSCOPE_CUPTI_KINDS naming sync, whole API kinds
