@@ -417,12 +417,12 @@ static uint8_t *buffer_new(int zero)
 	return p;
 }
 
-/* Give a buffer back: kept zeroed in the pool, or freed. */
+/* Give a buffer back: kept zeroed in the pool, or freed (at exit, or the pool full). */
 static void buffer_release(uint8_t *buffer)
 {
 	if (!buffer)
 		return;
-	if (cu_pool) {
+	if (cu_pool && !atomic_load(&flusher_stop)) {
 		memset(buffer, 0, cu_buffer_bytes);
 		pthread_mutex_lock(&pool_lock);
 		if (pool_n < POOL_MAX) {
