@@ -1,7 +1,7 @@
 // gpu_profiler.cu - a middle part to capture, marked three ways:
 //   gpu_profiler          cudaProfilerStart/Stop around each window
 //   gpu_profiler nvtx     NVTX ranges named "capture" around each window
-//   gpu_profiler timed    no marks: 2 s pauses before and after the middle
+//   gpu_profiler timed    no marks: 3 s pauses before and after the middle
 //                         part, for --delay and --duration
 // 7 launches of before_kernel, 20 of inside_kernel (two windows of 10; one
 // window when timed), 5 of between_kernel, 9 of after_kernel.
@@ -38,7 +38,7 @@ static void window(enum mode m, int begin)
 	else if (m == NVTX)
 		nvtxRangePop();
 	else
-		pause_s(2.0);
+		pause_s(3.0);
 }
 
 int main(int argc, char **argv)
