@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --delay 2.5 --duration 3: gpu_profiler timed launches its before_kernels
-# at start-up (CUDA's initialisation: about 1 s here), pauses 3 s, launches
+# at start-up (CUDA start-up took under 1.5 s on the H200 VM), pauses 3 s, launches
 # the inside_kernels, pauses 3 s more; only the middle part falls in the
 # window [2.5 s, 5.5 s] as long as start-up takes less than 2.5 s.
 . "$(dirname "$0")/lib.sh"
