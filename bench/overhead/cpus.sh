@@ -2,11 +2,11 @@
 # bench/overhead/cpus.sh N - print a taskset CPU list of N logical CPUs, one
 # on each of N different physical cores, leaving out CPU 0's core (interrupts
 # and housekeeping land there).  Threads pinned to such a set never share a
-# core with each other's SMT sibling: on the H200 VM, CUPTI-traced runs of
-# workload (a) were bimodal (+0.5 or +1.8 us per launch) while untraced runs
-# were not, which a busy tracer thread on the launching thread's sibling
-# explains (bench/RESULTS-cupti.md, session 3).  Without SMT this is simply
-# CPUs 1..N.
+# core with each other's SMT sibling, and every configuration's runs use the
+# same CPUs.  The H200 VM shows no SMT to the guest (one thread per core,
+# bench/results/topology-h200-vm.txt), where this is simply CPUs 1..N; its
+# run-to-run noise did not depend on placement inside the guest
+# (bench/overhead/topo.sh, bench/RESULTS-cupti.md, session 3).
 n=${1:-4}
 sys=/sys/devices/system/cpu
 seen=" "
