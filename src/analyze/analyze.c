@@ -533,6 +533,37 @@ static int warned(const struct model *m, const char *what)
 	return 0;
 }
 
+/*
+ * gpuscope's own CUDA tracing adds about launch-bound.tracing_cost_us to
+ * every launch (CUPTI's kernel records and API callbacks).  Where the
+ * launching thread is the bottleneck that much of the recorded time is the
+ * tracer's: say so when it reaches min_gain, so that a launch-bound run
+ * measured 1.5x slower than without gpuscope is not a surprise.  Only for
+ * reports gpuscope recorded: other tools' traces cost what they cost.
+ */
+static void tracing_note(struct az_ctx *c)
+{
+	const struct model *m = c->m;
+	const struct az_rule *launch = az_rule_find("launch-bound");
+	uint64_t n = 0;
+	double share;
+
+	if (!launch || !m->format || strcmp(m->format, "gpuscope") || !c->unit_wall_ns)
+		return;
+	for (size_t i = 0; i < m->api.n; i++) {
+		const struct trace_api *a = &m->api.v[i];
+		if (c->api_class[a->name_id] == API_LAUNCH && az_in_win(c, a->start) && az_api_counted(c, a))
+			n++;
+	}
+	share = (double)n * az_param(c, launch, "tracing_cost_us") * 1e3 / (double)c->unit_wall_ns;
+	if (share >= az_param(c, launch, "min_gain"))
+		az_note(c, "gpuscope's CUDA tracing adds about %.1f us to each launch: where the launching "
+			"thread is the bottleneck, up to %.0f%% of this run's time (%llu launches in the "
+			"window) is the tracer's own (launch-bound.tracing_cost_us)",
+			az_param(c, launch, "tracing_cost_us"), share > 1 ? 100.0 : share * 100,
+			(unsigned long long)n);
+}
+
 static void input_notes(struct az_ctx *c)
 {
 	const struct model *m = c->m;
@@ -564,6 +595,8 @@ static void input_notes(struct az_ctx *c)
 			(unsigned long long)drops);
 	for (size_t i = 0; i < m->nr_warnings; i++)
 		az_note(c, "%s", m->warnings[i]);
+	if (c->has_gpu && (m->has & MODEL_HAS_API))
+		tracing_note(c);
 }
 
 static void summary(struct az_ctx *c)

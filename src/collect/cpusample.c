@@ -4,13 +4,17 @@
  * A thread of the collector wakes cpu_sample_hz times a second, lists
  * /proc/self/task, keeps one open schedstat fd per thread (pread, so a
  * sample costs one syscall) and writes a TRACE_EV_CPU_SAMPLE when a
- * thread's cumulative run time changed.  A thread seen for the first time
+ * thread's cumulative run time changed.  Every descriptor it keeps lies
+ * above 700, the task directory's too (listed again with getdents64, not
+ * opened each time), and those it needs from the start are opened before
+ * the program runs on: a descriptor opened for a moment takes the lowest
+ * free number, which the program may be about to open or may be checking
+ * it closed.  Only a thread the program starts later costs that moment.  A thread seen for the first time
  * gets a TRACE_EV_THREAD entry, with its name from comm when it differs
  * from the process's (an inherited name says nothing).
  */
 #include "internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -30,6 +34,9 @@ struct task {
 	int seen;
 	uint64_t run_ns;
 	int sampled;
+	int announced;            /* its TRACE_EV_THREAD entry written */
+	char comm[64];
+	size_t comm_len;
 };
 
 static struct task *tasks;
@@ -39,6 +46,47 @@ static pthread_t sampler_th;
 static _Atomic int sampler_stop;
 static int sampler_running;
 static _Atomic uint32_t sampler_tid;
+static int task_dir = -1;         /* /proc/self/task */
+static dev_t task_dir_dev;
+static ino_t task_dir_ino;
+
+/* open(@path) with O_CLOEXEC, moved above the part file, out of the way of the program's descriptors */
+static int open_high(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+
+	if (fd >= 0) {
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 701);
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+	}
+	return fd;
+}
+
+/* Whether @fd is still the file (@dev, @ino): the program may have closed and reused it. */
+static int still_ours(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+/* The task directory, opened again when the program closed it (close_range, closefrom). */
+static int task_dir_fd(void)
+{
+	struct stat st;
+
+	if (still_ours(task_dir, task_dir_dev, task_dir_ino))
+		return task_dir;
+	task_dir = open_high("/proc/self/task", O_RDONLY | O_DIRECTORY);
+	if (task_dir >= 0 && fstat(task_dir, &st) == 0) {
+		task_dir_dev = st.st_dev;
+		task_dir_ino = st.st_ino;
+	}
+	return task_dir;
+}
 
 static size_t read_comm(uint32_t tid, char *buf, size_t cap)
 {
@@ -66,25 +114,21 @@ static int is_internal(uint32_t tid)
 	return tid == atomic_load(&sampler_tid) || tid == cl_writer_tid;
 }
 
-static struct task *task_add(uint32_t tid)
+/*
+ * Start following thread @tid: its schedstat descriptor and its name.
+ * Writes nothing (the forked child's first hook opens the main thread's
+ * while it holds the start lock): task_announce() does, on the sampler.
+ */
+static struct task *task_open(uint32_t tid)
 {
-	char path[64], comm[64];
-	size_t n;
+	char path[64];
 	struct task *t;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_high(path, O_RDONLY);
 	if (fd < 0)
 		return NULL;
-	{
-		/* above the part file, out of the way of the program's low descriptors */
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 701);
-		if (hi >= 0) {
-			close(fd);
-			fd = hi;
-		}
-	}
 	if (ntasks == atasks) {
 		size_t na = atasks ? atasks * 2 : 64;
 		struct task *nt = realloc(tasks, na * sizeof(*nt));
@@ -106,22 +150,35 @@ static struct task *task_add(uint32_t tid)
 			t->ino = st.st_ino;
 		}
 	}
-	n = read_comm(tid, comm, sizeof(comm));
-	if (tid == cl_pid())
-		snprintf(main_comm, sizeof(main_comm), "%s", comm);
-	if (n && (tid == cl_pid() || strcmp(comm, main_comm)))
-		cl_emit_thread(tid, cl_intern(comm, n), 0, cl_now());
+	t->comm_len = read_comm(tid, t->comm, sizeof(t->comm));
+	return t;
+}
+
+/* The thread's entry, with its name when it has its own. */
+static void task_announce(struct task *t)
+{
+	if (t->tid == cl_pid())
+		snprintf(main_comm, sizeof(main_comm), "%s", t->comm);
+	if (t->comm_len && (t->tid == cl_pid() || strcmp(t->comm, main_comm)))
+		cl_emit_thread(t->tid, cl_intern(t->comm, t->comm_len), 0, cl_now());
 	else
-		cl_emit_thread(tid, 0, 0, cl_now());
+		cl_emit_thread(t->tid, 0, 0, cl_now());
+	t->announced = 1;
+}
+
+static struct task *task_add(uint32_t tid)
+{
+	struct task *t = task_open(tid);
+
+	if (t)
+		task_announce(t);
 	return t;
 }
 
 /* Close @t's descriptor only if it is still ours (the program may have closed and reused it). */
 static void task_drop(struct task *t)
 {
-	struct stat st;
-
-	if (fstat(t->fd, &st) == 0 && st.st_dev == t->dev && st.st_ino == t->ino)
+	if (still_ours(t->fd, t->dev, t->ino))
 		close(t->fd);
 }
 
@@ -138,32 +195,56 @@ static int parse_schedstat(const char *buf, uint64_t *run, uint64_t *wait)
 	return end != buf && *end == ' ';
 }
 
+/* A thread seen in the listing: mark it, or start following it. */
+static void task_seen(uint32_t tid)
+{
+	size_t i;
+
+	if (!tid || is_internal(tid))
+		return;
+	for (i = 0; i < ntasks && tasks[i].tid != tid; i++)
+		;
+	if (i < ntasks)
+		tasks[i].seen = 1;
+	else if (task_add(tid))
+		tasks[ntasks - 1].seen = 1;
+}
+
+/* getdents64's record (the raw system call: its glibc wrapper is 2.30+) */
+struct dirent64_raw {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
 static void sample_once(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
+	int dfd = task_dir_fd();
+	union { char c[4096]; uint64_t align; } ents;
+	long got;
 	size_t out = 0;
 
-	if (!d)
+	if (dfd < 0 || lseek(dfd, 0, SEEK_SET) < 0)
 		return;
 	for (size_t i = 0; i < ntasks; i++)
 		tasks[i].seen = 0;
 	/* the main thread first, so that its name is known before the others' */
 	if (!ntasks)
-		task_add(cl_pid());
-	while ((de = readdir(d))) {
-		uint32_t tid = (uint32_t)strtoul(de->d_name, NULL, 10);
-		size_t i;
-		if (!tid || is_internal(tid))
-			continue;
-		for (i = 0; i < ntasks && tasks[i].tid != tid; i++)
-			;
-		if (i < ntasks)
-			tasks[i].seen = 1;
-		else if (task_add(tid))
-			tasks[ntasks - 1].seen = 1;
+		task_open(cl_pid());
+	for (size_t i = 0; i < ntasks; i++)
+		if (!tasks[i].announced)
+			task_announce(&tasks[i]);
+	while ((got = syscall(SYS_getdents64, dfd, ents.c, sizeof(ents.c))) > 0) {
+		for (long off = 0; off < got;) {
+			const struct dirent64_raw *de = (const void *)(ents.c + off);
+			if (de->reclen == 0)
+				break;
+			task_seen((uint32_t)strtoul(de->name, NULL, 10));
+			off += de->reclen;
+		}
 	}
-	closedir(d);
 	for (size_t i = 0; i < ntasks; i++) {
 		struct task *t = &tasks[i];
 		char buf[128];
@@ -218,6 +299,15 @@ int cl_cpusample_start(void)
 
 	if (!cl_config.cpu_sample_hz || sampler_running || !create)
 		return 0;
+	/*
+	 * The task directory and the main thread's descriptors are opened
+	 * here, before the program runs on (the constructor, or the forked
+	 * child's first hook), not on the thread beside it: only a thread
+	 * started later costs a moment's low descriptor.
+	 */
+	task_dir_fd();
+	if (!ntasks)
+		task_open(cl_pid());
 	atomic_store(&sampler_stop, 0);
 	if (create(&sampler_th, NULL, sampler_main, NULL))
 		return -1;
@@ -236,6 +326,10 @@ void cl_cpusample_atfork_child(void)
 	for (size_t i = 0; i < ntasks; i++)
 		task_drop(&tasks[i]);
 	ntasks = 0;
+	/* the parent's task directory: the child lists its own */
+	if (still_ours(task_dir, task_dir_dev, task_dir_ino))
+		close(task_dir);
+	task_dir = -1;
 	main_comm[0] = 0;
 	sampler_running = 0;
 	atomic_store(&sampler_tid, 0);

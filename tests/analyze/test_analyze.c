@@ -176,7 +176,29 @@ static void test_dataloader_cpu(void)
 
 static void test_launch_bound(void)
 {
+	const char *bp = tmp("lb.gpuscope");
+	struct model m;
+	struct analyze_result r;
+	int said = 0;
+
 	check_case("launch-bound", 0.03, "CUDA graph");
+	/* a launch-bound gpuscope recording: the note on the tracer's own cost */
+	CHECK(find_case("launch-bound")->write(bp, 0) == 0);
+	CHECK(analyze_file(bp, NULL, &m, &r) == 0);
+	for (size_t i = 0; i < r.nnotes; i++)
+		said |= strstr(r.notes[i], "is the tracer's own") != NULL;
+	CHECK(said);
+	analyze_result_release(&r);
+	model_release(&m);
+	/* ... and none where launches are few against the run's time */
+	said = 0;
+	CHECK(find_case("dataloader")->write(bp, 0) == 0);
+	CHECK(analyze_file(bp, NULL, &m, &r) == 0);
+	for (size_t i = 0; i < r.nnotes; i++)
+		said |= strstr(r.notes[i], "is the tracer's own") != NULL;
+	CHECK(!said);
+	analyze_result_release(&r);
+	model_release(&m);
 }
 
 static void test_sync(void)

@@ -16,6 +16,8 @@
  * capture                       ranges warmup x2, profile{inner x3} x2, after x2
  * timed                         a mark "t" every 10 ms for 600 ms, payload = ms since start
  * osrt                          nanosleep 40 ms x3 and 100 us x20
+ * lowest                        open and close /dev/null for 300 ms: each time the same, lowest
+ *                               free descriptor (prints "lowest N" or "stolen N M")
  * lock                          a second thread holds a mutex 40 ms while the main
  *                               thread waits for it, x3; then 1000 uncontended lock pairs
  * names                         threads named from inside, from outside and by NVTX
@@ -367,6 +369,21 @@ int main(int argc, char **argv)
 			sleep_ns(40000000);
 		for (int i = 0; i < 20; i++)
 			sleep_ns(100000);
+		return 0;
+	} else if (!strcmp(mode, "lowest")) {
+		struct timespec t0;
+		int first = open("/dev/null", O_RDONLY);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		close(first);
+		while (ms_since(&t0) < 300) {
+			int fd = open("/dev/null", O_RDONLY);
+			if (fd != first) {
+				printf("stolen %d %d\n", first, fd);
+				return 5;
+			}
+			close(fd);
+		}
+		printf("lowest %d\n", first);
 		return 0;
 	} else if (!strcmp(mode, "lock")) {
 		pthread_barrier_init(&lock_bar, NULL, 2);
