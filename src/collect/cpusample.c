@@ -4,14 +4,16 @@
  * A thread of the collector wakes cpu_sample_hz times a second, lists
  * /proc/self/task, keeps one open schedstat fd per thread (pread, so a
  * sample costs one syscall) and writes a TRACE_EV_CPU_SAMPLE when a
- * thread's cumulative run time changed.  Every descriptor it keeps lies
- * above 700, the task directory's too (listed again with getdents64, not
- * opened each time), and those it needs from the start are opened before
- * the program runs on: a descriptor opened for a moment takes the lowest
- * free number, which the program may be about to open or may be checking
- * it closed.  Only a thread the program starts later costs that moment.  A thread seen for the first time
+ * thread's cumulative run time changed.  A thread seen for the first time
  * gets a TRACE_EV_THREAD entry, with its name from comm when it differs
  * from the process's (an inherited name says nothing).
+ *
+ * Every descriptor it keeps lies above 700, the task directory's too
+ * (listed again with getdents64, not opened each time), and those it needs
+ * from the start are opened before the program runs on: a descriptor
+ * opened for a moment takes the lowest free number, which the program may
+ * be about to open or may be checking it closed.  Only a thread the
+ * program starts later costs that moment.
  */
 #include "internal.h"
 
