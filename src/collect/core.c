@@ -88,6 +88,7 @@ static _Atomic uint32_t my_pid;
 static struct trace_writer part;
 static int part_open;
 _Atomic int cl_part_fd = -1;
+static _Atomic int keep_fds[CL_KEEP_FDS];   /* fd + 1; 0 free */
 static unsigned part_seq;
 static int cl_zstd_level = 1;
 static _Atomic uint32_t wlock;          /* tid of the holder, 0 = free */
@@ -1353,6 +1354,60 @@ void cl_flush_all(void)
  * part file to another descriptor first (writer lock held, so no chunk is
  * half written on the old one).
  */
+void cl_fd_keep(int fd)
+{
+	if (fd < CL_KEEP_FD_MIN)
+		return;
+	for (size_t i = 0; i < CL_KEEP_FDS; i++) {
+		int free_slot = 0;
+		if (atomic_compare_exchange_strong(&keep_fds[i], &free_slot, fd + 1))
+			return;
+	}
+}
+
+void cl_fd_forget(int fd)
+{
+	for (size_t i = 0; fd >= CL_KEEP_FD_MIN && i < CL_KEEP_FDS; i++) {
+		int mine = fd + 1;
+		if (atomic_compare_exchange_strong(&keep_fds[i], &mine, 0))
+			return;
+	}
+}
+
+int cl_fd_spared(int fd)
+{
+	if (fd < 0)
+		return 0;
+	if (fd == atomic_load_explicit(&cl_part_fd, memory_order_relaxed))
+		return 1;
+	for (size_t i = 0; fd >= CL_KEEP_FD_MIN && i < CL_KEEP_FDS; i++)
+		if (atomic_load_explicit(&keep_fds[i], memory_order_relaxed) == fd + 1)
+			return 1;
+	return 0;
+}
+
+size_t cl_fds_spared(unsigned first, unsigned last, int *out, size_t max)
+{
+	size_t n = 0;
+	int pfd = atomic_load_explicit(&cl_part_fd, memory_order_relaxed);
+
+	if (pfd >= 0 && (unsigned)pfd >= first && (unsigned)pfd <= last && n < max)
+		out[n++] = pfd;
+	for (size_t i = 0; i < CL_KEEP_FDS && n < max; i++) {
+		int v = atomic_load_explicit(&keep_fds[i], memory_order_relaxed) - 1;
+		if (v >= 0 && (unsigned)v >= first && (unsigned)v <= last)
+			out[n++] = v;
+	}
+	/* insertion sort: a handful of entries */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && out[j - 1] > out[j]; j--) {
+			int t = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
+	return n;
+}
+
 void cl_part_fd_move(int fd)
 {
 	int guard = cl_guard_depth;

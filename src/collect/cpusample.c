@@ -52,7 +52,11 @@ static int task_dir = -1;         /* /proc/self/task */
 static dev_t task_dir_dev;
 static ino_t task_dir_ino;
 
-/* open(@path) with O_CLOEXEC, moved above the part file, out of the way of the program's descriptors */
+/*
+ * open(@path) with O_CLOEXEC, moved above the part file, out of the way of
+ * the program's descriptors, and kept: the program's close(), close_range()
+ * and closefrom() spare it (osrt.c).
+ */
 static int open_high(const char *path, int flags)
 {
 	int fd = open(path, flags | O_CLOEXEC);
@@ -62,12 +66,13 @@ static int open_high(const char *path, int flags)
 		if (hi >= 0) {
 			close(fd);
 			fd = hi;
+			cl_fd_keep(fd);
 		}
 	}
 	return fd;
 }
 
-/* Whether @fd is still the file (@dev, @ino): the program may have closed and reused it. */
+/* Whether @fd is still the file (@dev, @ino): the program may have dup2()ed onto it. */
 static int still_ours(int fd, dev_t dev, ino_t ino)
 {
 	struct stat st;
@@ -75,13 +80,22 @@ static int still_ours(int fd, dev_t dev, ino_t ino)
 	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
-/* The task directory, opened again when the program closed it (close_range, closefrom). */
+/* Close @fd, one of ours, unless the program dup2()ed one of its files onto it. */
+static void close_ours(int fd, dev_t dev, ino_t ino)
+{
+	cl_fd_forget(fd);
+	if (still_ours(fd, dev, ino))
+		close(fd);
+}
+
+/* The task directory, opened again when the program dup2()ed onto it. */
 static int task_dir_fd(void)
 {
 	struct stat st;
 
 	if (still_ours(task_dir, task_dir_dev, task_dir_ino))
 		return task_dir;
+	cl_fd_forget(task_dir);
 	task_dir = open_high("/proc/self/task", O_RDONLY | O_DIRECTORY);
 	if (task_dir >= 0 && fstat(task_dir, &st) == 0) {
 		task_dir_dev = st.st_dev;
@@ -135,6 +149,7 @@ static struct task *task_open(uint32_t tid)
 		size_t na = atasks ? atasks * 2 : 64;
 		struct task *nt = realloc(tasks, na * sizeof(*nt));
 		if (!nt) {
+			cl_fd_forget(fd);
 			close(fd);
 			return NULL;
 		}
@@ -180,8 +195,7 @@ static struct task *task_add(uint32_t tid)
 /* Close @t's descriptor only if it is still ours (the program may have closed and reused it). */
 static void task_drop(struct task *t)
 {
-	if (still_ours(t->fd, t->dev, t->ino))
-		close(t->fd);
+	close_ours(t->fd, t->dev, t->ino);
 }
 
 /* Parse "run wait slices\n"; 0 when it is not schedstat's format. */
@@ -329,8 +343,7 @@ void cl_cpusample_atfork_child(void)
 		task_drop(&tasks[i]);
 	ntasks = 0;
 	/* the parent's task directory: the child lists its own */
-	if (still_ours(task_dir, task_dir_dev, task_dir_ino))
-		close(task_dir);
+	close_ours(task_dir, task_dir_dev, task_dir_ino);
 	task_dir = -1;
 	main_comm[0] = 0;
 	sampler_running = 0;

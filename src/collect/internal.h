@@ -104,6 +104,22 @@ extern _Atomic int cl_part_fd;
 /* Move the part file off descriptor @fd (the program dup2()s onto it). */
 void cl_part_fd_move(int fd);
 
+/*
+ * The collector's other lasting descriptors (the CPU sampler's, all above
+ * 700): close(), close_range() and closefrom() by the program leave them
+ * open, as the part file, so that the collector need not open them again
+ * (each open takes, for a moment, the lowest free number).  Up to
+ * CL_KEEP_FDS are kept; one past that is merely not spared.
+ */
+#define CL_KEEP_FDS 128
+#define CL_KEEP_FD_MIN 700        /* no kept descriptor lies below */
+void cl_fd_keep(int fd);
+void cl_fd_forget(int fd);
+/* Whether @fd is the part file or a kept descriptor. */
+int cl_fd_spared(int fd);
+/* The part file and kept descriptors in [@first, @last], sorted; how many (at most @max). */
+size_t cl_fds_spared(unsigned first, unsigned last, int *out, size_t max);
+
 /* Replace every byte of @s[0..n) that is not valid UTF-8 with '?'. */
 void cl_utf8_clean(char *s, size_t n);
 

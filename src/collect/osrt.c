@@ -263,14 +263,15 @@ CL_EXPORT int ioctl(int fd, unsigned long req, ...)
 /*
  * close() of the collector's part file by the program (daemons that close
  * every descriptor) would make later chunks land in whatever file reuses
- * the number: pretend it worked.
+ * the number: pretend it worked.  The same for the collector's other
+ * lasting descriptors (cl_fd_keep), which it would otherwise open again.
  */
 CL_EXPORT int close(int fd)
 {
 	static int (*real)(int);
 
 	RESOLVE(real, "close");
-	if (fd >= 0 && !cl_guard_depth && fd == atomic_load_explicit(&cl_part_fd, memory_order_relaxed))
+	if (fd >= 0 && !cl_guard_depth && cl_fd_spared(fd))
 		return 0;
 	return real(fd);
 }
@@ -299,15 +300,17 @@ CL_EXPORT int dup3(int oldfd, int newfd, int flags)
 }
 
 /*
- * close_range()/closefrom() over the part file's descriptor (Python's
- * os.closerange, subprocess's close_fds, daemons): everything but it is
- * closed.  CLOSE_RANGE_CLOEXEC only marks descriptors and passes through.
+ * close_range()/closefrom() over the collector's descriptors (Python's
+ * os.closerange, subprocess's close_fds, daemons): everything but them is
+ * closed, one range at a time between them.  CLOSE_RANGE_CLOEXEC only marks
+ * descriptors and passes through.
  */
 CL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
 	static int (*real)(unsigned int, unsigned int, int);
-	int pfd = atomic_load_explicit(&cl_part_fd, memory_order_relaxed);
-	unsigned int p = (unsigned int)pfd;
+	int spared[CL_KEEP_FDS + 1];
+	size_t n;
+	unsigned int lo = first;
 	int r = 0;
 
 	RESOLVE(real, "close_range");
@@ -315,34 +318,46 @@ CL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 		errno = ENOSYS;
 		return -1;
 	}
-	if (pfd < 0 || cl_guard_depth || (flags & CLOSE_RANGE_CLOEXEC) || p < first || p > last)
+	if (cl_guard_depth || (flags & CLOSE_RANGE_CLOEXEC) || first > last)
 		return real(first, last, flags);
-	if (p > first)
-		r = real(first, p - 1, flags);
-	if (r == 0 && p < last)
-		r = real(p + 1, last, flags);
+	n = cl_fds_spared(first, last, spared, sizeof(spared) / sizeof(spared[0]));
+	for (size_t i = 0; i < n && r == 0; i++) {
+		unsigned int s = (unsigned int)spared[i];
+		if (s > lo)
+			r = real(lo, s - 1, flags);
+		lo = s + 1;
+	}
+	if (r == 0 && (!n || (unsigned int)spared[n - 1] < last))
+		r = real(lo, last, flags);
 	return r;
 }
 
 CL_EXPORT void closefrom(int lowfd)
 {
 	static void (*real)(int);
-	int pfd = atomic_load_explicit(&cl_part_fd, memory_order_relaxed);
+	static int (*real_close)(int);
+	int spared[CL_KEEP_FDS + 1];
+	size_t n;
+	int lo = lowfd;
 
 	RESOLVE(real, "closefrom");
-	if (pfd < 0 || cl_guard_depth || lowfd > pfd || lowfd < 0) {
+	RESOLVE(real_close, "close");
+	if (cl_guard_depth || lowfd < 0) {
 		if (real)
 			real(lowfd);
 		return;
 	}
-	for (int fd = lowfd; fd < pfd; fd++) {
-		static int (*real_close)(int);
-		RESOLVE(real_close, "close");
-		if (real_close)
+	if (close_range((unsigned int)lowfd, ~0U, 0) == 0)
+		return;
+	/* a kernel without close_range: one at a time up to the last spared one */
+	n = cl_fds_spared((unsigned int)lowfd, ~0U, spared, sizeof(spared) / sizeof(spared[0]));
+	for (size_t i = 0; i < n; i++) {
+		for (int fd = lo; fd < spared[i] && real_close; fd++)
 			real_close(fd);
+		lo = spared[i] + 1;
 	}
 	if (real)
-		real(pfd + 1);
+		real(lo);
 }
 
 /*

@@ -15,4 +15,9 @@ expect_eq "$rc" 0 "python status"
 expect_eq "$(cat out)" ok "python output"
 grep -v "^gpuscope: wrote" err && fail "unexpected output on stderr (python)"
 "$GPUSCOPE" info py.gpuscope | grep -q 'did not finish cleanly' && fail "python: stream not ended"
+# the collector's own descriptors survive it too: the CPU sampler, at 1 kHz,
+# does not open them again (each for a moment at the lowest free number)
+# while the program opens and closes one for 300 ms after its close_range
+profile -o lowest --cpu-sample-hz 1000 -- "$GS_TARGET" lowest closerange >out
+expect_eq "$rc" 0 "status after close_range ($(cat out))"
 echo ok

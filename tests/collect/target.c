@@ -16,8 +16,9 @@
  * capture                       ranges warmup x2, profile{inner x3} x2, after x2
  * timed                         a mark "t" every 10 ms for 600 ms, payload = ms since start
  * osrt                          nanosleep 40 ms x3 and 100 us x20
- * lowest                        open and close /dev/null for 300 ms: each time the same, lowest
- *                               free descriptor (prints "lowest N" or "stolen N M")
+ * lowest [closerange]           open and close /dev/null for 300 ms: each time the same, lowest
+ *                               free descriptor (prints "lowest N" or "stolen N M"); first
+ *                               close every descriptor from 3 up with close_range
  * lock                          a second thread holds a mutex 40 ms while the main
  *                               thread waits for it, x3; then 1000 uncontended lock pairs
  * names                         threads named from inside, from outside and by NVTX
@@ -372,7 +373,10 @@ int main(int argc, char **argv)
 		return 0;
 	} else if (!strcmp(mode, "lowest")) {
 		struct timespec t0;
-		int first = open("/dev/null", O_RDONLY);
+		int first;
+		if (argc > 2 && !strcmp(argv[2], "closerange") && close_range(3, ~0U, 0) < 0)
+			return 1;
+		first = open("/dev/null", O_RDONLY);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		close(first);
 		while (ms_since(&t0) < 300) {
