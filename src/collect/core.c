@@ -1349,11 +1349,7 @@ void cl_flush_all(void)
 	cl_guard_depth = guard;
 }
 
-/*
- * The program is about to dup2() onto the part file's descriptor: move the
- * part file to another descriptor first (writer lock held, so no chunk is
- * half written on the old one).
- */
+/* The collector's lasting descriptors, spared by the program's close calls (internal.h). */
 void cl_fd_keep(int fd)
 {
 	if (fd < CL_KEEP_FD_MIN)
@@ -1408,6 +1404,11 @@ size_t cl_fds_spared(unsigned first, unsigned last, int *out, size_t max)
 	return n;
 }
 
+/*
+ * The program is about to dup2() onto the part file's descriptor: move the
+ * part file to another descriptor first (writer lock held, so no chunk is
+ * half written on the old one).
+ */
 void cl_part_fd_move(int fd)
 {
 	int guard = cl_guard_depth;
