@@ -276,15 +276,27 @@ CL_EXPORT int close(int fd)
 	return real(fd);
 }
 
-/* dup2()/dup3() onto the part file's descriptor: the part file moves first. */
+/*
+ * dup2()/dup3() onto the part file's descriptor: the part file moves first.
+ * Onto another kept descriptor: the number is the program's from now on
+ * (the sampler sees its file gone and opens its own again).
+ */
+static void dup_onto(int newfd)
+{
+	if (newfd < 0 || cl_guard_depth)
+		return;
+	if (newfd == atomic_load_explicit(&cl_part_fd, memory_order_relaxed))
+		cl_part_fd_move(newfd);
+	else
+		cl_fd_forget(newfd);
+}
+
 CL_EXPORT int dup2(int oldfd, int newfd)
 {
 	static int (*real)(int, int);
 
 	RESOLVE(real, "dup2");
-	if (newfd >= 0 && !cl_guard_depth &&
-	    newfd == atomic_load_explicit(&cl_part_fd, memory_order_relaxed))
-		cl_part_fd_move(newfd);
+	dup_onto(newfd);
 	return real(oldfd, newfd);
 }
 
@@ -293,9 +305,7 @@ CL_EXPORT int dup3(int oldfd, int newfd, int flags)
 	static int (*real)(int, int, int);
 
 	RESOLVE(real, "dup3");
-	if (newfd >= 0 && !cl_guard_depth &&
-	    newfd == atomic_load_explicit(&cl_part_fd, memory_order_relaxed))
-		cl_part_fd_move(newfd);
+	dup_onto(newfd);
 	return real(oldfd, newfd, flags);
 }
 
