@@ -546,21 +546,22 @@ static void tracing_note(struct az_ctx *c)
 	const struct model *m = c->m;
 	const struct az_rule *launch = az_rule_find("launch-bound");
 	uint64_t n = 0;
-	double share;
+	double cost_us, share;
 
 	if (!launch || !m->format || strcmp(m->format, "gpuscope") || !c->unit_wall_ns)
 		return;
+	cost_us = az_param(c, launch, "tracing_cost_us");
 	for (size_t i = 0; i < m->api.n; i++) {
 		const struct trace_api *a = &m->api.v[i];
 		if (c->api_class[a->name_id] == API_LAUNCH && az_in_win(c, a->start) && az_api_counted(c, a))
 			n++;
 	}
-	share = (double)n * az_param(c, launch, "tracing_cost_us") * 1e3 / (double)c->unit_wall_ns;
+	share = (double)n * cost_us * 1e3 / (double)c->unit_wall_ns;
 	if (share >= az_param(c, launch, "min_gain"))
 		az_note(c, "gpuscope's CUDA tracing adds about %.1f us to each launch: where the launching "
 			"thread is the bottleneck, up to %.0f%% of this run's time (%llu launches in the "
 			"window) is the tracer's own (launch-bound.tracing_cost_us)",
-			az_param(c, launch, "tracing_cost_us"), share > 1 ? 100.0 : share * 100,
+			cost_us, share > 1 ? 100.0 : share * 100,
 			(unsigned long long)n);
 }
 

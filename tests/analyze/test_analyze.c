@@ -82,6 +82,15 @@ static const struct finding *find(const struct analyze_result *r, const char *id
 	return NULL;
 }
 
+/* Whether a note of @r contains @text. */
+static int has_note(const struct analyze_result *r, const char *text)
+{
+	for (size_t i = 0; i < r->nnotes; i++)
+		if (strstr(r->notes[i], text))
+			return 1;
+	return 0;
+}
+
 /*
  * The broken report's top finding is the case's, with the known gain within
  * @tol; the fixed twin has no finding above 5%.  Returns the text output.
@@ -179,24 +188,18 @@ static void test_launch_bound(void)
 	const char *bp = tmp("lb.gpuscope");
 	struct model m;
 	struct analyze_result r;
-	int said = 0;
 
 	check_case("launch-bound", 0.03, "CUDA graph");
 	/* a launch-bound gpuscope recording: the note on the tracer's own cost */
 	CHECK(find_case("launch-bound")->write(bp, 0) == 0);
 	CHECK(analyze_file(bp, NULL, &m, &r) == 0);
-	for (size_t i = 0; i < r.nnotes; i++)
-		said |= strstr(r.notes[i], "is the tracer's own") != NULL;
-	CHECK(said);
+	CHECK(has_note(&r, "is the tracer's own"));
 	analyze_result_release(&r);
 	model_release(&m);
 	/* ... and none where launches are few against the run's time */
-	said = 0;
 	CHECK(find_case("dataloader")->write(bp, 0) == 0);
 	CHECK(analyze_file(bp, NULL, &m, &r) == 0);
-	for (size_t i = 0; i < r.nnotes; i++)
-		said |= strstr(r.notes[i], "is the tracer's own") != NULL;
-	CHECK(!said);
+	CHECK(!has_note(&r, "is the tracer's own"));
 	analyze_result_release(&r);
 	model_release(&m);
 }
@@ -380,12 +383,7 @@ static void test_attribution(void)
 	f = find(&r, "gpu-starvation");
 	CHECK(!f || f->gain < 0.02);
 	CHECK(r.nnotes >= 1);
-	{
-		int said = 0;
-		for (size_t i = 0; i < r.nnotes; i++)
-			said |= strstr(r.notes[i], "one-time CUDA start-up") != NULL;
-		CHECK(said);
-	}
+	CHECK(has_note(&r, "one-time CUDA start-up"));
 	analyze_result_release(&r);
 	model_release(&m);
 }
