@@ -20,8 +20,10 @@
  * cost nothing.  By default each kept call is timed by an enter/exit
  * callback of ours on the calling thread (two clock reads and one record);
  * GPUSCOPE_CUPTI_API_MODE=activity uses CUPTI's API activity records
- * enabled per callback id (cuptiActivityEnableRuntimeApi) instead, which
- * measured slower under PyTorch (bench/RESULTS-cupti.md); =subtract enables
+ * enabled per callback id (cuptiActivityEnableRuntimeApi) instead, and
+ * =hybrid those records with the synchronising calls from callbacks; both
+ * measured as costly as the callbacks under PyTorch, which alone give every
+ * sync record its stream (bench/RESULTS-cupti.md, Session 4); =subtract enables
  * the whole RUNTIME and DRIVER kinds and disables the skipped ids; =off
  * records no API call; GPUSCOPE_CUPTI_KINDS=kernel traces kernels only.
  * GPUSCOPE_CUDA_ALL_APIS=1 records every runtime and driver call.
