@@ -23,7 +23,7 @@ static const struct az_param p_launch[] = {
 	{ "max_gap_us", 100, "CPU pauses under 100 us between launches are framework dispatch (PyTorch eager: 10-50 us per op); longer ones are host work" },
 	{ "graph_gap_us", 0.1, "kernels inside one CUDA graph start about 0.1 us after the previous one ends (H200, tests/data/cuda/h200_graph.gpuscope): the part of each gap a graph cannot remove" },
 	{ "min_short_share", 0.5, "launch-bound needs most kernels to be short (or launch time >= kernel time)" },
-	{ "tracing_cost_us", 1.3, "what gpuscope's CUDA tracing adds to a launch, for the note on its own cost: the median of what it measured per launch on an H200 VM, +0.93 and +1.28 us per empty launch, +1.32, +1.82 and +2.10 us per launch of a launch-bound PyTorch step (60 launches a step) (bench/RESULTS-cupti.md, sessions 3 and 4)" },
+	{ "tracing_cost_us", 1.3, "what gpuscope's CUDA tracing adds to a launch, for the note on its own cost: the median of what it measured per launch on an H200 VM, +0.93 and +1.28 us per empty launch, +1.32, +1.82 and +2.10 us per launch of a launch-bound PyTorch step (60 launches a step; bench/RESULTS-cupti.md, sessions 3 and 4)" },
 	MIN_GAIN,
 	{ NULL, 0, NULL },
 };
