@@ -41,24 +41,21 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	comm_ns = xcalloc(c->nunits ? c->nunits : 1, sizeof(*comm_ns));
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
-		const struct trace_device *d;
+		const struct az_unit *u;
 		double dur, blocks, f = 0;
+		uint32_t sms;
 		if (!az_in_win(c, k->start) || !az_is_comm(c, k))
 			continue;
 		ncomm++;
 		az_tally_add(&names, k->name_id, k->end > k->start ? k->end - k->start : 0);
-		if (k->end <= k->start)
+		if (k->end <= k->start || !(u = az_unit_find(c, k->pid, k->device)))
 			continue;
 		dur = (double)(k->end - k->start);
-		blocks = (double)k->grid[0] * (k->grid[1] ? k->grid[1] : 1) * (k->grid[2] ? k->grid[2] : 1);
-		if ((d = model_device(m, k->device)) && d->sm_count)
-			f = blocks / d->sm_count < 1 ? blocks / d->sm_count : 1;
-		for (size_t ui = 0; ui < c->nunits; ui++)
-			if (c->units[ui].pid == k->pid && c->units[ui].device == k->device) {
-				share_ns[ui] += dur * f;
-				comm_ns[ui] += dur;
-				break;
-			}
+		blocks = (double)az_kernel_blocks(k);
+		if ((sms = az_unit_sms(c, k->pid, k->device)))
+			f = blocks / sms < 1 ? blocks / sms : 1;
+		share_ns[u - c->units] += dur * f;
+		comm_ns[u - c->units] += dur;
 	}
 	for (size_t ui = 0; ui < c->nunits; ui++) {
 		struct az_unit *u = &c->units[ui];

@@ -53,7 +53,7 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 		if (!az_in_win(c, k->start) || k->name_id >= m->str.nr)
 			continue;
 		total += d;
-		blocks = (uint64_t)k->grid[0] * (k->grid[1] ? k->grid[1] : 1) * (k->grid[2] ? k->grid[2] : 1);
+		blocks = az_kernel_blocks(k);
 		if (!k->grid[0] || az_is_comm(c, k) || d < min_kernel)
 			continue; /* grid unknown; collectives use few blocks on purpose; tiny kernels are launch costs */
 		if (k->pid != last_pid || k->device != last_dev) {
