@@ -1465,13 +1465,14 @@ static void crash_flush(int clean)
 {
 	uint32_t me = sys_gettid();
 	struct timespec t0, t1;
-	sigset_t xfsz;
+	sigset_t old;
 	size_t n;
 
-	/* past RLIMIT_FSIZE a write fails instead of ending the program first */
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	sigprocmask(SIG_BLOCK, &xfsz, NULL);
+	/*
+	 * past RLIMIT_FSIZE a write fails instead of ending the program first
+	 * (the signal handler's mask: its return restores it)
+	 */
+	xfsz_hold(&old);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
