@@ -13,6 +13,7 @@
 #define GS_ANALYZE_INTERNAL_H
 
 #include "analyze.h"
+#include "engine.h"
 
 /* A threshold of a rule: "rule.key" on the command line (--set). */
 struct az_param {
@@ -34,122 +35,6 @@ struct az_rule {
 extern const struct az_rule az_rules[];
 extern const size_t az_nrules;
 
-/*
- * What a CPU thread was doing while the GPU it feeds was idle.  The order
- * is the order of the text report's breakdown.
- */
-enum az_cause {
-	CAUSE_IO,          /* read/pread/recv/open/fread/write... (osrt) */
-	CAUSE_WAIT,        /* poll/select/epoll/waitpid: waiting on other processes */
-	CAUSE_LOCK,        /* mutex/condition/futex/semaphore/join */
-	CAUSE_SLEEP,       /* nanosleep/usleep/sleep */
-	CAUSE_DATA_CPU,    /* running inside an NVTX range named like data work */
-	CAUSE_CPU,         /* running (or unrecorded) outside any traced call */
-	CAUSE_SYNC,        /* after a blocking sync call or a synchronous copy */
-	CAUSE_PAGEABLE,    /* inside a copy call from/to pageable memory */
-	CAUSE_ALLOC,       /* inside / after cudaMalloc, cudaFree and kin */
-	CAUSE_API,         /* inside another CUDA API call */
-	CAUSE_LAUNCH,      /* launching: launch latency and short dispatch pauses */
-	CAUSE_INIT,        /* one-time CUDA start-up: context creation, module loading */
-	CAUSE_UNKNOWN,     /* no CPU data for the process */
-	CAUSE__N
-};
-const char *az_cause_name(int cause);
-
-/* Classes of CUDA API names (az_api_class()). */
-enum az_api_class {
-	API_OTHER = 0,
-	API_LAUNCH,        /* kernel launches, graph launches */
-	API_SYNC,          /* device/stream/event/context synchronise, event query not */
-	API_COPY_SYNC,     /* cudaMemcpy, cudaMemset (not *Async) */
-	API_COPY_ASYNC,    /* cudaMemcpyAsync, cudaMemsetAsync, ... */
-	API_ALLOC,         /* cudaMalloc*, cuMemAlloc*, cudaHostAlloc */
-	API_FREE,          /* cudaFree*, cuMemFree* (implicitly synchronising) */
-	API_INIT,          /* cuInit, primary context, module/library loading: once per process */
-};
-int az_api_class(const char *name);
-
-#define AZ_TOP 8
-
-/* A small "top N by time" tally of (pid, tid) or of a name id. */
-struct az_tally {
-	uint64_t key[AZ_TOP];
-	uint64_t ns[AZ_TOP];
-	size_t n;
-};
-void az_tally_add(struct az_tally *t, uint64_t key, uint64_t ns);
-/* Index of the largest entry, or -1 when empty. */
-int az_tally_top(const struct az_tally *t);
-
-/* The idle time of one cause, over every unit. */
-struct az_cause_stat {
-	uint64_t ns;               /* idle time attributed */
-	uint64_t gaps;             /* gaps where this cause took some time */
-	struct az_tally threads;   /* key = pid << 32 | tid */
-	struct az_tally names;     /* osrt func / API name id / NVTX name id */
-	struct interval big[3];    /* the gaps where this cause took the most time */
-	uint64_t big_ns[3];
-};
-
-/* One GPU: a (process, device) pair with GPU work. */
-struct az_unit {
-	uint32_t pid, device;
-	uint64_t first, last;      /* first start, last end of its GPU work in the window */
-	uint64_t busy_ns, idle_ns; /* within the window and [first, last] */
-	struct interval_set compute; /* non-communication kernels */
-	struct interval_set comm;    /* communication kernels */
-	struct interval_set copy;    /* memcpys and memsets */
-	uint64_t kernels, copies;
-	int has_work;
-};
-
-struct az_gap {
-	uint64_t start, len;       /* len: the part inside the window */
-	size_t unit;
-};
-
-struct az_ctx {
-	const struct model *m;
-	const struct analyze_opts *o;
-	struct analyze_result *r;
-	double *params;            /* resolved thresholds, az_nrules * AZ_MAX_PARAMS */
-
-	struct interval_set win;   /* the analysed window (normalised) */
-	uint64_t lo, hi;           /* first start / last end of win */
-	uint64_t wall_ns;          /* |win| */
-	uint64_t t0;               /* report start: times print relative to it */
-
-	struct az_unit *units;
-	size_t nunits;
-	uint64_t busy_ns, idle_ns; /* summed over units */
-	uint64_t unit_wall_ns;     /* wall_ns * nunits: the denominator of gains */
-
-	/* gaps (>= gpu-starvation.min_gap_us) of every unit, in time order per unit */
-	struct az_gap *gaps;
-	size_t ngaps, alloc_gaps;
-	uint64_t gpu_side_ns;      /* idle while the next work was already queued */
-	uint64_t gpu_side_gaps;
-	struct az_cause_stat cause[CAUSE__N];
-	uint64_t launch_gaps;      /* gaps (any length) whose next launch came after the gap began */
-	uint64_t cpu_sampled_ns;   /* CPU-work idle time that thread CPU samples bracket */
-	uint64_t cpu_on_ns;        /* the part of it the thread was running */
-
-	/* steps */
-	double step_period_s;
-	uint64_t nsteps;           /* step instances (NVTX) or wall / period; 0 = unknown */
-	struct interval *steps;    /* NVTX step instances in the window, or NULL */
-	size_t nsteps_nvtx;
-	char *step_source;
-	uint64_t *step_cause;       /* nsteps_nvtx x CAUSE__N: idle time per step and cause */
-	uint64_t warmup_skipped;    /* ns of the first step left out of the window */
-
-	int pytorch;               /* the report shows PyTorch */
-	int has_runtime;           /* runtime API rows exist: count calls at that level */
-	int has_gpu;               /* any GPU work in the window */
-	uint32_t *api_class;       /* API name id -> enum az_api_class (m->str.nr) */
-	uint8_t *kclass;           /* name id -> enum az_kernel_class | 0x80 once computed */
-};
-
 #define AZ_MAX_PARAMS 12
 
 /* The value of threshold @key of @rule (defaults overridden by --set). */
@@ -164,16 +49,6 @@ static inline int az_api_counted(const struct az_ctx *c, const struct trace_api 
 	return !c->has_runtime || a->domain == TRACE_API_RUNTIME;
 }
 
-/* Is @t inside the window?  (Inline: rules call it once per row.) */
-int az_in_win_slow(const struct az_ctx *c, uint64_t t);
-static inline int az_in_win(const struct az_ctx *c, uint64_t t)
-{
-	if (t < c->lo || t >= c->hi)
-		return 0;
-	return c->win.n <= 1 ? 1 : az_in_win_slow(c, t);
-}
-/* Length of [a, b) inside the window. */
-uint64_t az_win_overlap(const struct az_ctx *c, uint64_t a, uint64_t b);
 /* Seconds of @t relative to the report start. */
 double az_rel_s(const struct az_ctx *c, uint64_t t);
 
@@ -197,12 +72,8 @@ void az_fmt_window(const struct az_ctx *c, struct strbuf *sb, const struct inter
 /* Percent of wall (gain as a fraction): "12.3%". */
 const char *az_pct(char *buf, size_t n, double frac);
 
-/* timeline.c: units, busy sets, gaps and their attribution. */
-void az_build_timeline(struct az_ctx *c);
-void az_release_timeline(struct az_ctx *c);
-/* @out = union of three normalised sets (empty sets allowed), without sorting. */
-void az_merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
-	       const struct interval_set *c);
+/* The cause (enum az_cause) of an OS-runtime call, or -1 for driver work such as ioctl. */
+int az_osrt_cause(unsigned func);
 
 /* Does the NVTX range name look like data work (load, batch, read, decode ...)? */
 int az_is_data_name(const char *name);
@@ -213,6 +84,13 @@ int az_is_data_name(const char *name);
  * NVTX steps.
  */
 void az_steps_line(const struct az_ctx *c, const int *causes, size_t n, struct strbuf *sb);
+
+/* Up to 3 largest gaps of the given causes, largest first, into @out; returns how many. */
+size_t az_where_of(const struct az_ctx *c, const int *causes, size_t n, struct interval out[3]);
+/* "GPU idle 12 ms of 40 ms analysed GPU time ..." and the GPU-side line, to @ev. */
+void az_idle_line(const struct az_ctx *c, struct strbuf *ev);
+/* What the thread CPU samples say about the CPU-work parts of the idle time (nothing without samples). */
+void az_cpu_line(const struct az_ctx *c, struct strbuf *ev);
 
 /* "I/O 3.1 s (120 gaps; mostly in read 2.9 s; thread 'main' pid 1 tid 1)" */
 void az_describe_cause(const struct az_ctx *c, int cause, struct strbuf *sb);

@@ -13,132 +13,6 @@
 
 #include <string.h>
 
-static void name_of_key(const struct az_ctx *c, uint64_t key, struct strbuf *sb)
-{
-	uint64_t tag = key >> 40, id = key & (((uint64_t)1 << 40) - 1);
-
-	if (tag == 1)
-		strbuf_addf(sb, "%s", model_str(c->m, (uint32_t)id));
-	else if (tag == 2)
-		strbuf_addf(sb, "%s", trace_osrt_name((unsigned)id));
-	else if (tag == 3)
-		strbuf_addf(sb, "NVTX '%s'", model_str(c->m, (uint32_t)id));
-	else if (tag == 4)
-		strbuf_addf(sb, "host work before a host-to-device copy (%s)",
-			    id ? model_str(c->m, (uint32_t)id) : "no API record");
-}
-
-/*
- * az_describe_cause - "I/O 3.10 s in 120 gaps (read, open); thread 'main' (pid 1 tid 1)".
- */
-void az_describe_cause(const struct az_ctx *c, int k, struct strbuf *sb)
-{
-	const struct az_cause_stat *s = &c->cause[k];
-	char b[64];
-	int t;
-
-	strbuf_addf(sb, "%s %s (%llu gaps", az_cause_name(k), fmt_duration(b, sizeof(b), (double)s->ns),
-		    (unsigned long long)s->gaps);
-	t = az_tally_top(&s->names);
-	if (t >= 0) {
-		strbuf_addstr(sb, "; mostly in ");
-		name_of_key(c, s->names.key[t], sb);
-		strbuf_addf(sb, " %s", fmt_duration(b, sizeof(b), (double)s->names.ns[t]));
-	}
-	t = az_tally_top(&s->threads);
-	if (t >= 0) {
-		uint32_t pid = (uint32_t)(s->threads.key[t] >> 32), tid = (uint32_t)s->threads.key[t];
-		strbuf_addf(sb, "; thread '%s' pid %u tid %u", model_thread_name(c->m, pid, tid), pid, tid);
-	}
-	strbuf_addch(sb, ')');
-}
-
-/* Up to 3 largest gaps of the given causes, largest first. */
-static size_t where_of(const struct az_ctx *c, const int *causes, size_t n, struct interval out[3])
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < 3; j++) {
-			const struct interval *iv = &c->cause[causes[i]].big[j];
-			int dup = 0;
-			if (iv->end <= iv->start)
-				continue;
-			for (size_t q = 0; q < k; q++)
-				dup |= out[q].start == iv->start && out[q].end == iv->end;
-			if (dup)
-				continue;
-			if (k < 3) {
-				out[k++] = *iv;
-			} else {
-				size_t min = 0;
-				for (size_t q = 1; q < 3; q++)
-					if (out[q].end - out[q].start < out[min].end - out[min].start)
-						min = q;
-				if (iv->end - iv->start > out[min].end - out[min].start)
-					out[min] = *iv;
-			}
-		}
-	return k;
-}
-
-static void idle_line(const struct az_ctx *c, struct strbuf *ev)
-{
-	char b1[64], b2[64];
-
-	strbuf_addf(ev, "GPU idle %s of %s analysed GPU time (%zu GPU%s over %s wall); %zu gaps >= min_gap_us",
-		    fmt_duration(b1, sizeof(b1), (double)c->idle_ns),
-		    fmt_duration(b2, sizeof(b2), (double)c->unit_wall_ns), c->nunits, c->nunits == 1 ? "" : "s",
-		    fmt_duration(b2, sizeof(b2), (double)c->wall_ns), c->ngaps);
-	if (c->step_period_s > 0)
-		strbuf_addf(ev, "; repeats every %s (%s)",
-			    fmt_duration(b1, sizeof(b1), c->step_period_s * 1e9), c->step_source);
-	strbuf_addch(ev, '\n');
-	if (c->gpu_side_ns)
-		strbuf_addf(ev, "%s of the idle time (%llu gaps) had the next work already queued: it waited on "
-			    "the GPU side (events, other streams), not on this CPU\n",
-			    fmt_duration(b1, sizeof(b1), (double)c->gpu_side_ns), (unsigned long long)c->gpu_side_gaps);
-}
-
-void az_steps_line(const struct az_ctx *c, const int *causes, size_t n, struct strbuf *sb)
-{
-	size_t with = 0, best = 0;
-	uint64_t best_ns = 0;
-	char b[64];
-
-	if (!c->step_cause || !c->nsteps_nvtx)
-		return;
-	for (size_t s = 0; s < c->nsteps_nvtx; s++) {
-		uint64_t ns = 0;
-		for (size_t i = 0; i < n; i++)
-			ns += c->step_cause[s * CAUSE__N + (size_t)causes[i]];
-		if (ns * 100 >= (c->steps[s].end - c->steps[s].start)) /* at least 1% of the step */
-			with++;
-		if (ns > best_ns) {
-			best_ns = ns;
-			best = s;
-		}
-	}
-	if (!best_ns)
-		return;
-	strbuf_addf(sb, "in %zu of %zu steps (most: %s in the step at %.6f s)%s\n", with, c->nsteps_nvtx,
-		    fmt_duration(b, sizeof(b), (double)best_ns), az_rel_s(c, c->steps[best].start),
-		    with * 4 <= c->nsteps_nvtx ? ": an occasional stall, not every step" : "");
-}
-
-/* What the thread CPU samples say about the "CPU work" parts. */
-static void cpu_line(const struct az_ctx *c, struct strbuf *ev)
-{
-	double on;
-
-	if (!c->cpu_sampled_ns)
-		return;
-	on = az_div((double)c->cpu_on_ns, (double)c->cpu_sampled_ns);
-	strbuf_addf(ev, "thread CPU samples: the thread ran on a CPU %.0f%% of its CPU-work idle time%s\n", on * 100,
-		    on < 0.5 ? " (mostly off-CPU: blocked in calls that are not traced, page faults, or waiting to run)"
-			     : " (computing)");
-}
-
 static void data_loading(struct az_ctx *c, const struct az_rule *self)
 {
 	static const int causes[] = { CAUSE_IO, CAUSE_WAIT, CAUSE_DATA_CPU };
@@ -161,7 +35,7 @@ static void data_loading(struct az_ctx *c, const struct az_rule *self)
 	strbuf_addf(&title, "GPU starved by CPU data loading (%s)",
 		    dom == CAUSE_IO ? "blocked in I/O" : dom == CAUSE_WAIT ? "waiting on loader processes"
 		    : "data preparation on the feeding thread");
-	idle_line(c, &ev);
+	az_idle_line(c, &ev);
 	strbuf_addf(&ev, "idle while the feeding thread did data work: %s\n", fmt_duration(b, sizeof(b), (double)ns));
 	for (size_t i = 0; i < ARRAY_SIZE(causes); i++) {
 		if (!c->cause[causes[i]].ns)
@@ -169,9 +43,9 @@ static void data_loading(struct az_ctx *c, const struct az_rule *self)
 		az_describe_cause(c, causes[i], &ev);
 		strbuf_addch(&ev, '\n');
 	}
-	cpu_line(c, &ev);
+	az_cpu_line(c, &ev);
 	az_steps_line(c, causes, ARRAY_SIZE(causes), &ev);
-	nw = where_of(c, causes, ARRAY_SIZE(causes), where);
+	nw = az_where_of(c, causes, ARRAY_SIZE(causes), where);
 	az_add(c, "data-loading", az_severity(gain), gain, title.buf,
 	       "idle time during which the thread that launches the next GPU work was reading, waiting on "
 	       "loader processes or preparing data (NVTX), divided by the analysed GPU time; a loader with "
@@ -239,16 +113,16 @@ static void starvation(struct az_ctx *c, const struct az_rule *self)
 			  "cheaper; NVTX ranges around the phases name the work");
 		break;
 	}
-	idle_line(c, &ev);
+	az_idle_line(c, &ev);
 	for (size_t i = 0; i < ARRAY_SIZE(causes); i++) {
 		if (!c->cause[causes[i]].ns)
 			continue;
 		az_describe_cause(c, causes[i], &ev);
 		strbuf_addch(&ev, '\n');
 	}
-	cpu_line(c, &ev);
+	az_cpu_line(c, &ev);
 	az_steps_line(c, causes, ARRAY_SIZE(causes), &ev);
-	nw = where_of(c, causes, ARRAY_SIZE(causes), where);
+	nw = az_where_of(c, causes, ARRAY_SIZE(causes), where);
 	az_add(c, "gpu-starvation", az_severity(gain), gain, title.buf,
 	       "idle time while the thread that launches the next GPU work computed outside CUDA calls, waited on a lock, "
 	       "slept, was in other CUDA calls or was not recorded, divided by the analysed GPU time: the most that moving "

@@ -1,0 +1,177 @@
+/*
+ * classify.c - the classifiers the engine and the rules share: CUDA API
+ * names (launch, sync, copy, allocation, start-up), OS-runtime calls
+ * (I/O, waits, locks, sleeps), the framework structure that marks data
+ * loading, and kernel names.  Pure functions of a name; callers cache by
+ * string id.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- API name classes ---- */
+
+static int has_prefix(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+int az_api_class(const char *n)
+{
+	if (has_prefix(n, "cuInit") || has_prefix(n, "cuDevicePrimaryCtx") || has_prefix(n, "cuCtxCreate") ||
+	    has_prefix(n, "cuModuleLoad") || has_prefix(n, "cuLibraryLoad") ||
+	    has_prefix(n, "cuModuleGetFunction") || has_prefix(n, "cuLibraryGetKernel") ||
+	    has_prefix(n, "cuKernelGetFunction"))
+		return API_INIT;
+	if (has_prefix(n, "hip")) /* ROCm traces (Kineto): the same calls, another prefix */
+		n += 3;
+	if (has_prefix(n, "cudaLaunch") || has_prefix(n, "cuLaunch") ||
+	    has_prefix(n, "cudaGraphLaunch") || has_prefix(n, "cuGraphLaunch") ||
+	    has_prefix(n, "Launch") || has_prefix(n, "ExtLaunch") || has_prefix(n, "ModuleLaunch") ||
+	    has_prefix(n, "GraphLaunch"))
+		return API_LAUNCH;
+	if (strstr(n, "Synchronize") && !strstr(n, "Set"))
+		return API_SYNC;
+	if (has_prefix(n, "cudaMemcpy") || has_prefix(n, "cudaMemset") ||
+	    has_prefix(n, "cuMemcpy") || has_prefix(n, "cuMemset") || has_prefix(n, "Memcpy") ||
+	    has_prefix(n, "Memset"))
+		return strstr(n, "Async") || strstr(n, "async") ? API_COPY_ASYNC : API_COPY_SYNC;
+	if (has_prefix(n, "cudaFree") || has_prefix(n, "cuMemFree") || has_prefix(n, "Free") ||
+	    has_prefix(n, "cuMemRelease") || has_prefix(n, "cuMemUnmap"))
+		return strstr(n, "Async") ? API_OTHER : API_FREE;
+	if (has_prefix(n, "cudaMalloc") || has_prefix(n, "cuMemAlloc") || has_prefix(n, "Malloc") ||
+	    has_prefix(n, "HostMalloc") ||
+	    has_prefix(n, "cudaHostAlloc") || has_prefix(n, "cuMemHostAlloc") ||
+	    has_prefix(n, "cuMemCreate") || has_prefix(n, "cuMemMap"))
+		return strstr(n, "Async") ? API_OTHER : API_ALLOC;
+	return API_OTHER;
+}
+
+const char *az_cause_name(int cause)
+{
+	static const char *names[CAUSE__N] = {
+		"I/O", "waiting on other processes", "waiting on a lock", "sleeping",
+		"preparing input data on the CPU", "CPU work outside traced calls", "after a synchronisation",
+		"copying from/to pageable memory", "allocating/freeing device memory",
+		"inside other CUDA API calls", "launching", "CUDA start-up (context, module loading)",
+		"unknown (no CPU data)",
+	};
+	return cause >= 0 && cause < CAUSE__N ? names[cause] : "?";
+}
+
+int az_osrt_cause(unsigned f)
+{
+	switch (f) {
+	case OSRT_READ: case OSRT_WRITE: case OSRT_PREAD: case OSRT_PWRITE: case OSRT_READV:
+	case OSRT_WRITEV: case OSRT_RECV: case OSRT_RECVFROM: case OSRT_RECVMSG: case OSRT_SEND:
+	case OSRT_SENDTO: case OSRT_SENDMSG: case OSRT_OPEN: case OSRT_OPENAT: case OSRT_FSYNC:
+	case OSRT_FDATASYNC: case OSRT_CONNECT: case OSRT_ACCEPT: case OSRT_FOPEN: case OSRT_FREAD:
+	case OSRT_FWRITE: case OSRT_MMAP:
+		return CAUSE_IO;
+	case OSRT_POLL: case OSRT_PPOLL: case OSRT_SELECT: case OSRT_PSELECT: case OSRT_EPOLL_WAIT:
+	case OSRT_EPOLL_PWAIT: case OSRT_WAITPID: case OSRT_WAIT:
+		return CAUSE_WAIT;
+	case OSRT_MUTEX_LOCK: case OSRT_COND_WAIT: case OSRT_COND_TIMEDWAIT: case OSRT_JOIN:
+	case OSRT_SEM_WAIT: case OSRT_SEM_TIMEDWAIT: case OSRT_FUTEX: case OSRT_RWLOCK_RDLOCK:
+	case OSRT_RWLOCK_WRLOCK:
+		return CAUSE_LOCK;
+	case OSRT_NANOSLEEP: case OSRT_USLEEP: case OSRT_SLEEP: case OSRT_CLOCK_NANOSLEEP:
+		return CAUSE_SLEEP;
+	default:
+		return -1; /* ioctl and the like: driver work, counted as CPU */
+	}
+}
+
+/*
+ * Data-work names: a word of the name (split at non-letters and at
+ * lower-to-upper case changes) is one of the words below.  Names with
+ * "parallel" are model wrappers (DataParallel, DistributedDataParallel);
+ * qualified names ("aten::batch_norm") are framework operators, not ranges
+ * a user put around data work.
+ */
+int az_is_data_name(const char *name)
+{
+	static const char *const words[] = {
+		"data", "dataloader", "dataset", "load", "loader", "loading", "batch", "batches",
+		"fetch", "read", "decode", "augment", "augmentation", "transform", "transforms",
+		"collate", "preprocess", "preprocessing", "prefetch", "input", "inputs", "sampler",
+		"io",
+	};
+	char w[64];
+	size_t n = 0;
+	int hit = 0;
+
+	if (strcasestr(name, "parallel") || strstr(name, "::"))
+		return 0;
+	for (const char *p = name;; p++) {
+		int alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z');
+		int split = !alpha || (n && *p >= 'A' && *p <= 'Z' && p[-1] >= 'a' && p[-1] <= 'z');
+		if (split && n) {
+			w[n] = 0;
+			for (size_t i = 0; i < ARRAY_SIZE(words) && !hit; i++)
+				hit = !strcmp(w, words[i]);
+			n = 0;
+		}
+		if (!*p || hit)
+			break;
+		if (alpha && n + 1 < sizeof(w))
+			w[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+	}
+	return hit;
+}
+
+/* ---- kernel classes ---- */
+
+static int contains_any(const char *low, const char *const *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(low, w[i]))
+			return 1;
+	return 0;
+}
+
+static unsigned classify_kernel(const char *name)
+{
+	static const char *const gemm[] = {
+		"gemm", "matmul", "conv2d", "conv3d", "conv1d", "convolution", "convolve", "conv_",
+		"wgrad", "dgrad", "fprop", "xmma", "cublas", "cutlass",
+	};
+	static const char *const tc[] = {
+		"tf32", "bf16", "f16", "half", "hmma", "wgmma", "gmma", "imma", "tensorop", "16816",
+		"1688", "884", "i8816", "tensor", "fp8", "e4m3", "e5m2",
+	};
+	char low[512];
+	unsigned k = 0;
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < sizeof(low); i++)
+		low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+	low[i] = 0;
+	if (!strncmp(low, "nccl", 4) || strstr(low, "ncclkernel") || strstr(low, "nccldevkernel") ||
+	    !strncmp(low, "void nccl", 9) || strstr(low, "rccl"))
+		return KC_COMM;
+	if (contains_any(low, gemm, ARRAY_SIZE(gemm)) && !strstr(low, "gemv")) {
+		k |= KC_GEMM;
+		if (contains_any(low, tc, ARRAY_SIZE(tc)))
+			k |= KC_TC;
+	}
+	return k;
+}
+
+unsigned az_kernel_class(struct az_ctx *c, uint32_t id)
+{
+	if (id >= c->m->str.nr)
+		return 0;
+	if (!c->kclass)
+		c->kclass = xcalloc(c->m->str.nr + 1, 1);
+	if (!(c->kclass[id] & 0x80))
+		c->kclass[id] = (uint8_t)(0x80 | classify_kernel(model_str(c->m, id)));
+	return c->kclass[id] & 0x7f;
+}
+
+int az_is_comm(struct az_ctx *c, const struct trace_kernel *k)
+{
+	return (k->flags & TRACE_GPU_COMM) || (az_kernel_class(c, k->name_id) & KC_COMM);
+}
