@@ -192,126 +192,6 @@ static size_t index_first(const struct thread_index *ix, size_t t, uint64_t t0)
 	return lo;
 }
 
-/* ---- correlation hash: (pid, correlation) -> API row ---- */
-
-/*
- * Correlation ids are small integers that grow with time in each process:
- * a dense array per process (filled and read in time order, so cache
- * friendly), with a hash for processes whose ids are too sparse.
- */
-struct corr_pid {
-	uint32_t pid;
-	uint32_t max;              /* largest id */
-	size_t rows;
-	uint32_t *dense;           /* id -> row + 1, or NULL: use the hash */
-};
-
-struct corr_map {
-	struct corr_pid *pids;
-	size_t npids;
-	size_t last;               /* lookup cache */
-	uint32_t *slot;            /* hash: row + 1, 0 = empty */
-	size_t mask;
-};
-
-static inline size_t corr_hash(uint32_t pid, uint32_t corr)
-{
-	uint64_t h = ((uint64_t)pid << 32 | corr) * 0x9E3779B97F4A7C15ull;
-	return (size_t)(h >> 20);
-}
-
-static struct corr_pid *corr_pid(struct corr_map *h, uint32_t pid)
-{
-	if (h->last < h->npids && h->pids[h->last].pid == pid)
-		return &h->pids[h->last];
-	for (size_t i = 0; i < h->npids; i++)
-		if (h->pids[i].pid == pid) {
-			h->last = i;
-			return &h->pids[i];
-		}
-	return NULL;
-}
-
-static void corr_build(struct corr_map *h, const struct model *m)
-{
-	size_t n = 16, nhash = 0;
-
-	for (size_t i = 0; i < m->api.n && i < UINT32_MAX - 1; i++) {
-		const struct trace_api *a = &m->api.v[i];
-		struct corr_pid *p;
-		if (!a->correlation)
-			continue;
-		if (!(p = corr_pid(h, a->pid))) {
-			h->pids = xrealloc(h->pids, (h->npids + 1) * sizeof(*h->pids));
-			p = &h->pids[h->npids++];
-			memset(p, 0, sizeof(*p));
-			p->pid = a->pid;
-		}
-		p->rows++;
-		if (a->correlation > p->max)
-			p->max = a->correlation;
-	}
-	for (size_t i = 0; i < h->npids; i++) {
-		struct corr_pid *p = &h->pids[i];
-		if ((size_t)p->max <= 8 * p->rows + 4096)
-			p->dense = xcalloc((size_t)p->max + 1, sizeof(uint32_t));
-		else
-			nhash += p->rows;
-	}
-	if (nhash) {
-		while (n < 2 * nhash + 16)
-			n <<= 1;
-		h->slot = xcalloc(n, sizeof(uint32_t));
-		h->mask = n - 1;
-	}
-	for (size_t i = 0; i < m->api.n && i < UINT32_MAX - 1; i++) {
-		const struct trace_api *a = &m->api.v[i];
-		struct corr_pid *p;
-		size_t s;
-		if (!a->correlation || !(p = corr_pid(h, a->pid)))
-			continue;
-		if (p->dense) {
-			if (!p->dense[a->correlation]) /* keep the first: a graph launch owns its kernels */
-				p->dense[a->correlation] = (uint32_t)i + 1;
-			continue;
-		}
-		for (s = corr_hash(a->pid, a->correlation) & h->mask; h->slot[s]; s = (s + 1) & h->mask) {
-			const struct trace_api *b = &m->api.v[h->slot[s] - 1];
-			if (b->pid == a->pid && b->correlation == a->correlation)
-				break;
-		}
-		if (!h->slot[s])
-			h->slot[s] = (uint32_t)i + 1;
-	}
-}
-
-static const struct trace_api *corr_find(struct corr_map *h, const struct model *m,
-					 uint32_t pid, uint32_t corr)
-{
-	struct corr_pid *p;
-
-	if (!corr || !(p = corr_pid(h, pid)) || corr > p->max)
-		return NULL;
-	if (p->dense)
-		return p->dense[corr] ? &m->api.v[p->dense[corr] - 1] : NULL;
-	if (!h->slot)
-		return NULL;
-	for (size_t s = corr_hash(pid, corr) & h->mask; h->slot[s]; s = (s + 1) & h->mask) {
-		const struct trace_api *b = &m->api.v[h->slot[s] - 1];
-		if (b->pid == pid && b->correlation == corr)
-			return b;
-	}
-	return NULL;
-}
-
-static void corr_release(struct corr_map *h)
-{
-	for (size_t i = 0; i < h->npids; i++)
-		free(h->pids[i].dense);
-	free(h->pids);
-	free(h->slot);
-}
-
 /* ---- the pass ---- */
 
 struct gpu_op {
@@ -339,7 +219,7 @@ struct tl {
 	uint8_t *data_name;        /* per name id: 0 unknown, 1 no, 2 data work */
 	size_t *cpu_off;           /* per thread: its CPU samples, in time order */
 	uint32_t *cpu_row;
-	struct corr_map corr;
+	struct model_corr corr;
 	uint32_t *main_thread;     /* per unit: thread index + 1 of the main thread, 0 = none */
 	uint8_t *pid_has_cpu;      /* per unit */
 	uint64_t *cur_end;         /* per unit: running end of its GPU work */
@@ -660,7 +540,7 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 	c->gaps[c->ngaps++].len = len_in;
 
 	memset(&p, 0, sizeof(p));
-	la = corr_find(&l->corr, m, next->pid, next->corr);
+	la = model_corr_find(&l->corr, m, next->pid, next->corr);
 	if (la && la->end <= a) {
 		/* queued before the GPU went idle: it waited on the GPU side */
 		c->gpu_side_ns += len_in;
@@ -943,7 +823,7 @@ void az_build_timeline(struct az_ctx *c)
 	index_release(&l.nvtx);
 	memset(&l.nvtx, 0, sizeof(l.nvtx));
 	cpu_index(&l);
-	corr_build(&l.corr, m);
+	model_corr_build(&l.corr, m);
 
 	/* three-way merge of kernels, copies and sets by start */
 	for (;;) {
@@ -1004,7 +884,7 @@ void az_build_timeline(struct az_ctx *c)
 	free(l.data_name);
 	free(l.cpu_off);
 	free(l.cpu_row);
-	corr_release(&l.corr);
+	model_corr_release(&l.corr);
 	free(l.main_thread);
 	free(l.pid_has_cpu);
 	free(l.cur_end);

@@ -158,6 +158,35 @@ size_t model_range_thread(const struct model *m, uint32_t name_id, uint32_t *pid
 /* The device row for a CUDA ordinal (first process that reported it), or NULL. */
 const struct trace_device *model_device(const struct model *m, uint32_t id);
 
+/* ---- launch correlation (corr.c) ---- */
+
+/*
+ * Correlation ids are small integers that grow with time in each process:
+ * a dense array per process (filled and read in time order, so cache
+ * friendly), with a hash for processes whose ids are too sparse.  Where
+ * several API rows share an id (a graph launch and its nested driver
+ * call), the first one owns the id.
+ */
+struct model_corr_pid {
+	uint32_t pid;
+	uint32_t max;              /* largest id */
+	size_t rows;
+	uint32_t *dense;           /* id -> row + 1, or NULL: use the hash */
+};
+
+struct model_corr {
+	struct model_corr_pid *pids;
+	size_t npids;
+	size_t last;               /* lookup cache */
+	uint32_t *slot;            /* hash: row + 1, 0 = empty */
+	size_t mask;
+};
+
+void model_corr_build(struct model_corr *h, const struct model *m);
+/* The API row that launched (pid, corr), or NULL. */
+const struct trace_api *model_corr_find(struct model_corr *h, const struct model *m, uint32_t pid, uint32_t corr);
+void model_corr_release(struct model_corr *h);
+
 /* ---- interval algebra (nanosecond half-open intervals [start, end)) ---- */
 
 struct interval {
