@@ -80,6 +80,13 @@ static int resolve_params(struct az_ctx *c)
 	return 0;
 }
 
+double az_engine_param(const struct az_ctx *c, const char *key)
+{
+	if (strcmp(az_rules[0].id, "engine"))
+		BUG("the engine row must be the first of az_rules");
+	return az_param(c, &az_rules[0], key);
+}
+
 /* ---- the window ---- */
 
 /* "ProfilerStep#12" -> "profilerstep": lower case, trailing digits/#/_/space cut. */
@@ -347,12 +354,10 @@ static void skip_warmup(struct az_ctx *c)
 /* Without NVTX steps: periodic idle gaps, the sawtooth of a training loop. */
 static void find_periodic(struct az_ctx *c)
 {
-	const struct az_rule *rs = az_rule_find("gpu-starvation");
-
 	if (c->nsteps_nvtx >= 2 || c->ngaps < 5)
 		return;
 	{
-		uint64_t min_len = (uint64_t)(az_param(c, rs, "period_min_gap_us") * 1e3), maxlen = 0;
+		uint64_t min_len = (uint64_t)(az_engine_param(c, "period_min_gap_us") * 1e3), maxlen = 0;
 		uint64_t *d, prev = 0, best_busy = 0;
 		size_t nd = 0, near = 0, unit = 0;
 		uint64_t p;
@@ -454,6 +459,62 @@ static void tracing_note(struct az_ctx *c)
 			(unsigned long long)n);
 }
 
+static int cmp_oneoff(const void *pa, const void *pb)
+{
+	const struct az_oneoff *a = pa, *b = pb;
+
+	return (a->len < b->len) - (a->len > b->len);
+}
+
+/*
+ * One-offs (timeline.c) are reported apart, with their sizes, never as a
+ * gain: the largest 16 in result->oneoffs, and one note.
+ */
+static void oneoff_notes(struct az_ctx *c)
+{
+	struct analyze_result *r = c->r;
+	struct az_oneoff *v;
+	size_t n = c->noneoffs;
+	uint64_t init = 0;
+	char b[64];
+
+	if (!n)
+		return;
+	v = xmalloc(n * sizeof(*v));
+	memcpy(v, c->oneoffs, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_oneoff);
+	r->oneoff_s = (double)c->oneoff_ns / 1e9;
+	r->noneoffs = n < 16 ? n : 16;
+	r->oneoffs = xcalloc(r->noneoffs, sizeof(*r->oneoffs));
+	for (size_t i = 0; i < n; i++)
+		if (v[i].cause == CAUSE_INIT)
+			init += v[i].len;
+	for (size_t i = 0; i < r->noneoffs; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		const struct az_oneoff *o = &v[i];
+		char kb[AZ_NAME_MAX + 8];
+		strbuf_addf(&sb, "%s", o->cause == CAUSE_INIT ? "one-time CUDA start-up (context creation, module loading)"
+				       : az_cause_name(o->cause));
+		if (o->name_tag) {
+			strbuf_addstr(&sb, " in ");
+			az_describe_key(c, (uint64_t)o->name_tag << 40 | o->name, &sb);
+		}
+		if (o->next_kind == 0)
+			strbuf_addf(&sb, ", before the first run of %s",
+				    kernel_label(kb, sizeof(kb), model_str(c->m, o->next_name), AZ_NAME_MAX));
+		else
+			strbuf_addf(&sb, ", before the first %s", o->next_kind == 1 ? "copy of its kind" : "memset");
+		r->oneoffs[i].what = sb.buf ? sb.buf : xstrdup("");
+		r->oneoffs[i].start_s = az_rel_s(c, o->start);
+		r->oneoffs[i].duration_s = (double)o->len / 1e9;
+	}
+	az_note(c, "%zu one-off%s (start-up, first launches, JIT compilation, cold starts: a long GPU idle gap "
+		"before the first run of a kernel) took %s of GPU time%s; no gain counts them; --start 0 "
+		"analyses everything as steady state", n, n == 1 ? "" : "s",
+		fmt_duration(b, sizeof(b), (double)c->oneoff_ns), init ? ", including one-time CUDA start-up" : "");
+	free(v);
+}
+
 static void input_notes(struct az_ctx *c)
 {
 	const struct model *m = c->m;
@@ -470,11 +531,7 @@ static void input_notes(struct az_ctx *c)
 	if (c->has_gpu && !(m->has & MODEL_HAS_OSRT) && !warned(m, "OS-runtime"))
 		az_note(c, "no OS-runtime records: I/O, locks and sleeps cannot be told apart from "
 			"CPU work (record with --trace=osrt)");
-	if (c->cause[CAUSE_INIT].ns) {
-		char b[64];
-		az_note(c, "%s of GPU idle time was one-time CUDA start-up (context creation, module loading); "
-			"no gain counts it", fmt_duration(b, sizeof(b), (double)c->cause[CAUSE_INIT].ns));
-	}
+	oneoff_notes(c);
 	if (c->warmup_skipped)
 		az_note(c, "the first step (%.3f s, warm-up) is left out; --start 0 analyses everything",
 			(double)c->warmup_skipped / 1e9);
@@ -567,13 +624,19 @@ int analyze_run(const struct model *m, const struct analyze_opts *o, struct anal
 		if (c.units[i].has_work)
 			c.unit_wall_ns += c.wall_ns;
 	find_periodic(&c);
+	c.replay = az_replay_build(&c);
+	if (getenv("GS_REPLAY_CHECK") && c.replay)
+		fprintf(stderr, "replay identity: %llu ns saved\n",
+			(unsigned long long)az_replay_run(&c, c.replay, NULL, NULL));
 	summary(&c);
 	input_notes(&c);
 	for (size_t i = 0; i < az_nrules; i++)
-		az_rules[i].run(&c, &az_rules[i]);
+		if (az_rules[i].run)
+			az_rules[i].run(&c, &az_rules[i]);
 	if (r->n > 1)
 		qsort(r->findings, r->n, sizeof(*r->findings), cmp_finding);
 out:
+	az_replay_free(c.replay);
 	az_release_timeline(&c);
 	ivset_release(&c.win);
 	free(c.params);
@@ -594,11 +657,15 @@ void analyze_result_release(struct analyze_result *r)
 		free(r->findings[i].evidence);
 		free(r->findings[i].recommendation);
 		free(r->findings[i].where);
+		free(r->findings[i].transform);
 	}
 	free(r->findings);
 	for (size_t i = 0; i < r->nnotes; i++)
 		free(r->notes[i]);
 	free(r->notes);
+	for (size_t i = 0; i < r->noneoffs; i++)
+		free(r->oneoffs[i].what);
+	free(r->oneoffs);
 	free(r->summary.step_source);
 	memset(r, 0, sizeof(*r));
 }

@@ -30,6 +30,21 @@ struct finding {
 	char *recommendation;
 	struct interval *where;    /* time windows to look at on a timeline (owned) */
 	size_t nwhere;
+	/*
+	 * The what-if replay behind the gain (docs/rules.md, "The replay"):
+	 * the transformation of the run's dependency graph that the fix
+	 * amounts to, the analysed time as recorded and as replayed with it
+	 * (per GPU, summed over GPUs); NULL and -1 where the gain is not a
+	 * replay's.
+	 */
+	char *transform;
+	double actual_s, replayed_s;
+};
+
+/* A one-off in the window: start-up, first-launch module loading, JIT, a cold start. */
+struct analyze_oneoff {
+	char *what;                /* one line: what the thread did, what followed */
+	double start_s, duration_s; /* start relative to the report's start */
 };
 
 struct analyze_summary {
@@ -47,6 +62,9 @@ struct analyze_result {
 	size_t n, alloc;
 	char **notes;              /* what the input lacks, said once ("no OS-runtime data ...") */
 	size_t nnotes, alloc_notes;
+	struct analyze_oneoff *oneoffs; /* the largest one-offs, largest first (at most 16) */
+	size_t noneoffs;
+	double oneoff_s;           /* all one-offs together (GPU time, summed over GPUs) */
 };
 
 struct analyze_opts {
@@ -54,6 +72,7 @@ struct analyze_opts {
 	const char *nvtx;          /* analyse the instances of this NVTX range */
 	const char *step;          /* NVTX range that marks one step, or NULL to detect */
 	const char *const *set;    /* threshold overrides "rule.key=value", NULL-terminated, or NULL */
+	const char *const *data_ranges; /* NVTX range patterns that mark data loading, NULL-terminated, or NULL */
 };
 
 /* The rule ids, NULL-terminated. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fnmatch.h>
 
 /* ---- API name classes ---- */
 
@@ -52,8 +53,8 @@ int az_api_class(const char *n)
 const char *az_cause_name(int cause)
 {
 	static const char *names[CAUSE__N] = {
-		"I/O", "waiting on other processes", "waiting on a lock", "sleeping",
-		"preparing input data on the CPU", "CPU work outside traced calls", "after a synchronisation",
+		"I/O (reads)", "writing output (I/O)", "waiting on other processes", "waiting on a lock", "sleeping",
+		"in a data-loading frame", "host work before a batch upload", "CPU work outside traced calls", "after a synchronisation",
 		"copying from/to pageable memory", "allocating/freeing device memory",
 		"inside other CUDA API calls", "launching", "CUDA start-up (context, module loading)",
 		"unknown (no CPU data)",
@@ -64,12 +65,13 @@ const char *az_cause_name(int cause)
 int az_osrt_cause(unsigned f)
 {
 	switch (f) {
-	case OSRT_READ: case OSRT_WRITE: case OSRT_PREAD: case OSRT_PWRITE: case OSRT_READV:
-	case OSRT_WRITEV: case OSRT_RECV: case OSRT_RECVFROM: case OSRT_RECVMSG: case OSRT_SEND:
-	case OSRT_SENDTO: case OSRT_SENDMSG: case OSRT_OPEN: case OSRT_OPENAT: case OSRT_FSYNC:
-	case OSRT_FDATASYNC: case OSRT_CONNECT: case OSRT_ACCEPT: case OSRT_FOPEN: case OSRT_FREAD:
-	case OSRT_FWRITE: case OSRT_MMAP:
+	case OSRT_READ: case OSRT_PREAD: case OSRT_READV: case OSRT_RECV: case OSRT_RECVFROM:
+	case OSRT_RECVMSG: case OSRT_OPEN: case OSRT_OPENAT: case OSRT_CONNECT: case OSRT_ACCEPT:
+	case OSRT_FOPEN: case OSRT_FREAD: case OSRT_MMAP:
 		return CAUSE_IO;
+	case OSRT_WRITE: case OSRT_PWRITE: case OSRT_WRITEV: case OSRT_SEND: case OSRT_SENDTO:
+	case OSRT_SENDMSG: case OSRT_FSYNC: case OSRT_FDATASYNC: case OSRT_FWRITE:
+		return CAUSE_IO_WRITE;
 	case OSRT_POLL: case OSRT_PPOLL: case OSRT_SELECT: case OSRT_PSELECT: case OSRT_EPOLL_WAIT:
 	case OSRT_EPOLL_PWAIT: case OSRT_WAITPID: case OSRT_WAIT:
 		return CAUSE_WAIT;
@@ -85,41 +87,23 @@ int az_osrt_cause(unsigned f)
 }
 
 /*
- * Data-work names: a word of the name (split at non-letters and at
- * lower-to-upper case changes) is one of the words below.  Names with
- * "parallel" are model wrappers (DataParallel, DistributedDataParallel);
- * qualified names ("aten::batch_norm") are framework operators, not ranges
- * a user put around data work.
+ * Data-loading frames: evidence from the framework's own structure or the
+ * user's word, never from a word that happens to be in a name.
+ *  - PyTorch wraps each fetch of a batch in a record_function named
+ *    "enumerate(DataLoader)#<iterator class>.__next__" (and DataPipes in
+ *    "enumerate(DataPipe)#..."): the time inside is the loader's by
+ *    construction (torch/utils/data/dataloader.py, _BaseDataLoaderIter);
+ *  - the ranges named with --data-range (shell patterns, fnmatch), for
+ *    programs whose NVTX ranges mark their input pipeline.
  */
-int az_is_data_name(const char *name)
+int az_is_data_frame(const char *name, const char *const *data_ranges)
 {
-	static const char *const words[] = {
-		"data", "dataloader", "dataset", "load", "loader", "loading", "batch", "batches",
-		"fetch", "read", "decode", "augment", "augmentation", "transform", "transforms",
-		"collate", "preprocess", "preprocessing", "prefetch", "input", "inputs", "sampler",
-		"io",
-	};
-	char w[64];
-	size_t n = 0;
-	int hit = 0;
-
-	if (strcasestr(name, "parallel") || strstr(name, "::"))
-		return 0;
-	for (const char *p = name;; p++) {
-		int alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z');
-		int split = !alpha || (n && *p >= 'A' && *p <= 'Z' && p[-1] >= 'a' && p[-1] <= 'z');
-		if (split && n) {
-			w[n] = 0;
-			for (size_t i = 0; i < ARRAY_SIZE(words) && !hit; i++)
-				hit = !strcmp(w, words[i]);
-			n = 0;
-		}
-		if (!*p || hit)
-			break;
-		if (alpha && n + 1 < sizeof(w))
-			w[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
-	}
-	return hit;
+	if (!strncmp(name, "enumerate(DataLoader)", 21) || !strncmp(name, "enumerate(DataPipe)", 19))
+		return 1;
+	for (const char *const *p = data_ranges; p && *p; p++)
+		if (!fnmatch(*p, name, 0))
+			return 1;
+	return 0;
 }
 
 /* ---- kernel classes ---- */

@@ -18,11 +18,13 @@ struct az_rule;
  * is the order of the text report's breakdown.
  */
 enum az_cause {
-	CAUSE_IO,          /* read/pread/recv/open/fread/write... (osrt) */
+	CAUSE_IO,          /* reads: read/pread/recv/open/fread/mmap... (osrt) */
+	CAUSE_IO_WRITE,    /* writes: write/pwrite/send/fsync/fwrite... (osrt): output, not input */
 	CAUSE_WAIT,        /* poll/select/epoll/waitpid: waiting on other processes */
 	CAUSE_LOCK,        /* mutex/condition/futex/semaphore/join */
 	CAUSE_SLEEP,       /* nanosleep/usleep/sleep */
-	CAUSE_DATA_CPU,    /* running inside an NVTX range named like data work */
+	CAUSE_DATA_CPU,    /* inside a data-loading frame (PyTorch DataLoader, --data-range) */
+	CAUSE_DATA_PREP,   /* host work that ends in a large host-to-device upload (a batch) */
 	CAUSE_CPU,         /* running (or unrecorded) outside any traced call */
 	CAUSE_SYNC,        /* after a blocking sync call or a synchronous copy */
 	CAUSE_PAGEABLE,    /* inside a copy call from/to pageable memory */
@@ -85,6 +87,18 @@ struct az_unit {
 struct az_gap {
 	uint64_t start, len;       /* len: the part inside the window */
 	size_t unit;
+	uint32_t api;              /* API row of the launch that ended it, UINT32_MAX: none or queued */
+	int oneoff;                /* a one-off (start-up, first launch, JIT): no cause counts it */
+	uint32_t part[CAUSE__N];   /* ns per cause inside the window (clamped to 4.29 s) */
+};
+
+/* A one-off: start-up, first-launch module loading, JIT compilation, a cold start. */
+struct az_oneoff {
+	uint64_t start, len;
+	int cause;                 /* what the thread mostly did */
+	uint32_t name, name_tag;   /* name key of that cause: tag 1 API, 2 osrt, 3 NVTX, 4 upload */
+	int next_kind;             /* the GPU operation that followed: 0 kernel, 1 copy, 2 set */
+	uint32_t next_name;        /* its kernel name id (first of its name) */
 };
 
 struct az_ctx {
@@ -109,6 +123,9 @@ struct az_ctx {
 	uint64_t gpu_side_ns;      /* idle while the next work was already queued */
 	uint64_t gpu_side_gaps;
 	struct az_cause_stat cause[CAUSE__N];
+	struct az_oneoff *oneoffs;  /* one-off gaps, in time order; not in any cause */
+	size_t noneoffs, alloc_oneoffs;
+	uint64_t oneoff_ns;
 	uint64_t launch_gaps;      /* gaps (any length) whose next launch came after the gap began */
 	uint64_t cpu_sampled_ns;   /* CPU-work idle time that thread CPU samples bracket */
 	uint64_t cpu_on_ns;        /* the part of it the thread was running */
@@ -126,6 +143,7 @@ struct az_ctx {
 	int has_runtime;           /* runtime API rows exist: count calls at that level */
 	int has_gpu;               /* any GPU work in the window */
 	uint32_t *api_class;       /* API name id -> enum az_api_class (m->str.nr) */
+	struct az_replay *replay;  /* the dependency graph, or NULL (replay.c) */
 	uint8_t *kclass;           /* name id -> enum az_kernel_class | 0x80 once computed */
 };
 
@@ -146,5 +164,53 @@ void az_release_timeline(struct az_ctx *c);
 void az_merge3(struct interval_set *out, const struct interval_set *a, const struct interval_set *b,
 	       const struct interval_set *c);
 
+
+/* ---- the dependency graph and its replay (replay.c) ---- */
+
+struct az_replay;
+
+/*
+ * A transformation of the graph: the fix a finding recommends.  Each hook
+ * is optional and returns the new value of what it is given.
+ *  - causes: bits (1u << enum az_cause): the launching thread's host time
+ *    of these causes in each idle gap (the attribution) is removed;
+ *  - call(node, api row, duration, &nodep): an API call's duration; set
+ *    *nodep to drop its wait on the GPU (a sync removed);
+ *  - op(op, kind, row, duration): a GPU operation's duration;
+ *  - latency / spacing: an operation's launch latency / its spacing behind
+ *    the previous operation on its stream.
+ */
+struct az_xform {
+	unsigned causes;
+	void *ctx;
+	uint64_t (*call)(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t node,
+			 uint32_t api_row, uint64_t dur, int *nodep);
+	uint64_t (*op)(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op,
+		       int kind, uint32_t row, uint64_t dur);
+	uint64_t (*latency)(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op,
+			    uint64_t lat);
+	uint64_t (*spacing)(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op,
+			    uint64_t kk);
+};
+
+/*
+ * az_replay_build - the dependency graph of the analysed window (built
+ * after the timeline), or NULL where it cannot be built: no API records
+ * (no launch edges), no GPU work, or a window of several pieces.
+ */
+struct az_replay *az_replay_build(struct az_ctx *c);
+void az_replay_free(struct az_replay *rp);
+/*
+ * az_replay_run - replay under @x (NULL: as recorded).  Returns the time
+ * by which the GPUs' last operations end earlier, summed over GPUs (0 when
+ * nothing changed); per GPU into @unit_saved (c->nunits entries) if given.
+ */
+uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struct az_xform *x,
+		       int64_t *unit_saved);
+/* The API row of node @node (UINT32_MAX when out of range). */
+uint32_t az_replay_node_of_api(const struct az_replay *rp, uint32_t api_row);
+
+/* The engine's threshold @key (the "engine" row of the rule table, --set engine.KEY=V). */
+double az_engine_param(const struct az_ctx *c, const char *key);
 
 #endif

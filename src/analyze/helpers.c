@@ -72,12 +72,21 @@ struct finding *az_add(struct az_ctx *c, const char *id, int severity, double ga
 	f->gain_formula = xstrdup(formula ? formula : "");
 	f->evidence = xstrdup(evidence ? evidence : "");
 	f->recommendation = xstrdup(recommendation ? recommendation : "");
+	f->actual_s = f->replayed_s = -1;
 	if (where && nwhere) {
 		f->where = xmalloc(nwhere * sizeof(*where));
 		memcpy(f->where, where, nwhere * sizeof(*where));
 		f->nwhere = nwhere;
 	}
 	return f;
+}
+
+void az_set_replay(struct finding *f, const char *transform, uint64_t actual_ns, uint64_t replayed_ns)
+{
+	free(f->transform);
+	f->transform = xstrdup(transform);
+	f->actual_s = (double)actual_ns / 1e9;
+	f->replayed_s = (double)replayed_ns / 1e9;
 }
 
 void az_note(struct az_ctx *c, const char *fmt, ...)
@@ -102,7 +111,7 @@ void az_note(struct az_ctx *c, const char *fmt, ...)
 
 /* ---- evidence lines ---- */
 
-static void name_of_key(const struct az_ctx *c, uint64_t key, struct strbuf *sb)
+void az_describe_key(const struct az_ctx *c, uint64_t key, struct strbuf *sb)
 {
 	uint64_t tag = key >> 40, id = key & (((uint64_t)1 << 40) - 1);
 
@@ -131,7 +140,7 @@ void az_describe_cause(const struct az_ctx *c, int k, struct strbuf *sb)
 	t = az_tally_top(&s->names);
 	if (t >= 0) {
 		strbuf_addstr(sb, "; mostly in ");
-		name_of_key(c, s->names.key[t], sb);
+		az_describe_key(c, s->names.key[t], sb);
 		strbuf_addf(sb, " %s", fmt_duration(b, sizeof(b), (double)s->names.ns[t]));
 	}
 	t = az_tally_top(&s->threads);

@@ -75,8 +75,8 @@ const char *az_pct(char *buf, size_t n, double frac);
 /* The cause (enum az_cause) of an OS-runtime call, or -1 for driver work such as ioctl. */
 int az_osrt_cause(unsigned func);
 
-/* Does the NVTX range name look like data work (load, batch, read, decode ...)? */
-int az_is_data_name(const char *name);
+/* Is the range @name a data-loading frame (PyTorch's DataLoader, or a --data-range pattern)? */
+int az_is_data_frame(const char *name, const char *const *data_ranges);
 
 /*
  * az_steps_line - "in 3 of 9 steps (most 38.2 ms, the step at 1.234 s)" for
@@ -85,6 +85,10 @@ int az_is_data_name(const char *name);
  */
 void az_steps_line(const struct az_ctx *c, const int *causes, size_t n, struct strbuf *sb);
 
+/* The name behind a tally key: an API call, an OS-runtime call, an NVTX range or an upload. */
+void az_describe_key(const struct az_ctx *c, uint64_t key, struct strbuf *sb);
+/* Set the replay fields of @f: the transformation, actual and replayed analysed time (ns). */
+void az_set_replay(struct finding *f, const char *transform, uint64_t actual_ns, uint64_t replayed_ns);
 /* Up to 3 largest gaps of the given causes, largest first, into @out; returns how many. */
 size_t az_where_of(const struct az_ctx *c, const int *causes, size_t n, struct interval out[3]);
 /* "GPU idle 12 ms of 40 ms analysed GPU time ..." and the GPU-side line, to @ev. */

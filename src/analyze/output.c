@@ -62,6 +62,9 @@ int analyze_print_text(FILE *f, const struct model *m, const struct analyze_resu
 		fprintf(f, "steps: %s\n", s->step_source);
 	for (size_t i = 0; i < r->nnotes; i++)
 		fprintf(f, "note: %s\n", r->notes[i]);
+	for (size_t i = 0; i < r->noneoffs && i < 5; i++)
+		fprintf(f, "one-off: %s at %.6f s: %s\n", fmt_duration(b1, sizeof(b1), r->oneoffs[i].duration_s * 1e9),
+			r->oneoffs[i].start_s, r->oneoffs[i].what);
 	if (!r->n) {
 		fputs("no problem found above the reporting thresholds\n", f);
 		return ferror(f) ? -1 : 0;
@@ -85,6 +88,11 @@ int analyze_print_text(FILE *f, const struct model *m, const struct analyze_resu
 				e = p + strlen(p);
 			fprintf(f, "   evidence: %.*s\n", (int)(e - p), p);
 		}
+		if (x->transform && x->actual_s > 0)
+			fprintf(f, "   replay: %s: %s -> %s (%.1f%% shorter)\n", x->transform,
+				fmt_duration(b1, sizeof(b1), x->actual_s * 1e9),
+				fmt_duration(b2, sizeof(b2), x->replayed_s * 1e9),
+				(1 - x->replayed_s / x->actual_s) * 100);
 		if (x->gain_formula && *x->gain_formula)
 			fprintf(f, "   gain: %s\n", x->gain_formula);
 		if (x->recommendation && *x->recommendation)
@@ -142,7 +150,21 @@ int analyze_print_json(FILE *f, const struct model *m, const struct analyze_resu
 			strbuf_addch(&sb, ',');
 		jstr(&sb, r->notes[i]);
 	}
-	strbuf_addstr(&sb, "],\"findings\":[");
+	strbuf_addstr(&sb, "],\"one_offs\":[");
+	for (size_t i = 0; i < r->noneoffs; i++) {
+		if (i)
+			strbuf_addch(&sb, ',');
+		strbuf_addstr(&sb, "{\"what\":");
+		jstr(&sb, r->oneoffs[i].what);
+		strbuf_addstr(&sb, ",\"start_s\":");
+		jnum(&sb, r->oneoffs[i].start_s);
+		strbuf_addstr(&sb, ",\"duration_s\":");
+		jnum(&sb, r->oneoffs[i].duration_s);
+		strbuf_addch(&sb, '}');
+	}
+	strbuf_addstr(&sb, "],\"one_off_s\":");
+	jnum(&sb, r->oneoff_s);
+	strbuf_addstr(&sb, ",\"findings\":[");
 	for (size_t i = 0; i < r->n; i++) {
 		const struct finding *x = &r->findings[i];
 		const char *p, *e;
@@ -158,6 +180,21 @@ int analyze_print_json(FILE *f, const struct model *m, const struct analyze_resu
 		jstr(&sb, sev_name(x->severity));
 		strbuf_addstr(&sb, ",\"gain\":");
 		jnum(&sb, x->gain);
+		strbuf_addstr(&sb, ",\"transform\":");
+		if (x->transform)
+			jstr(&sb, x->transform);
+		else
+			strbuf_addstr(&sb, "null");
+		strbuf_addstr(&sb, ",\"actual_s\":");
+		if (x->actual_s >= 0)
+			jnum(&sb, x->actual_s);
+		else
+			strbuf_addstr(&sb, "null");
+		strbuf_addstr(&sb, ",\"replayed_s\":");
+		if (x->replayed_s >= 0)
+			jnum(&sb, x->replayed_s);
+		else
+			strbuf_addstr(&sb, "null");
 		strbuf_addstr(&sb, ",\"gain_formula\":");
 		jstr(&sb, x->gain_formula);
 		strbuf_addstr(&sb, ",\"evidence\":[");

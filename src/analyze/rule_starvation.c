@@ -15,7 +15,7 @@
 
 static void data_loading(struct az_ctx *c, const struct az_rule *self)
 {
-	static const int causes[] = { CAUSE_IO, CAUSE_WAIT, CAUSE_DATA_CPU };
+	static const int causes[] = { CAUSE_IO, CAUSE_WAIT, CAUSE_DATA_CPU, CAUSE_DATA_PREP };
 	struct strbuf ev = STRBUF_INIT, title = STRBUF_INIT;
 	struct interval where[3];
 	uint64_t ns = 0;

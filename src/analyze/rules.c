@@ -10,17 +10,29 @@
 
 #define MIN_GAIN { "min_gain", 0.02, "findings under 2% of wall time are within run-to-run noise of real training steps (GPU-MACHINE.md: 28.7-34.3 ms for one ResNet-50 step)" }
 
-static const struct az_param p_starvation[] = {
+/*
+ * The engine's own thresholds (timeline.c, replay.c): how gaps are found
+ * and attributed, what a one-off is, and the replay's constants.
+ */
+static const struct az_param p_engine[] = {
 	{ "min_gap_us", 2, "gaps under 2 us are the GPU's own spacing between queued kernels (about 1 us on Hopper); longer ones with an empty queue are starvation" },
 	{ "sync_tolerance_us", 50, "a blocked thread wakes a few us after the GPU drains; 50 us also covers CPU/GPU clock skew" },
 	{ "period_min_gap_us", 200, "step boundaries of training loops leave gaps of hundreds of us or more; shorter ones are launch jitter" },
+	{ "max_gap_us", 100, "CPU pauses under 100 us between launches are framework dispatch (PyTorch eager: 10-50 us per op); longer ones are host work" },
+	{ "oneoff_min_ms", 20, "a gap before the first run of a kernel (or the first copy of a kind) is a one-off when it lasts 20 ms or more: module loading, JIT compilation (nvrtc, Inductor, nvFuser) and autotuning take tens of ms to seconds, a steady-state loop's pauses before a new kernel far less" },
+	{ "batch_bytes", 1048576, "host work that ends in a host-to-device upload of at least 1 MiB prepared a batch (images, token blocks); smaller uploads are indices, scalars and step metadata" },
+	{ "gpu_spacing_us", 1, "the replay starts a kernel that waited for its launch at least 1 us after the previous one on its stream ends (Hopper's back-to-back spacing)" },
+	{ "launch_latency_us", 3, "the replay lets a queued operation start 3 us after its launch call begins at the earliest (median launch-to-start of an idle H200 stream, tests/data/cuda)" },
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_starvation[] = {
 	MIN_GAIN,
 	{ NULL, 0, NULL },
 };
 
 static const struct az_param p_launch[] = {
 	{ "short_kernel_us", 10, "a kernel shorter than the 5-10 us a CPU thread needs to launch one cannot keep the GPU busy" },
-	{ "max_gap_us", 100, "CPU pauses under 100 us between launches are framework dispatch (PyTorch eager: 10-50 us per op); longer ones are host work" },
 	{ "graph_gap_us", 0.1, "kernels inside one CUDA graph start about 0.1 us after the previous one ends (H200, tests/data/cuda/h200_graph.gpuscope): the part of each gap a graph cannot remove" },
 	{ "min_short_share", 0.5, "launch-bound needs most kernels to be short (or launch time >= kernel time)" },
 	{ "tracing_cost_us", 1.3, "what gpuscope's CUDA tracing adds to a launch, for the note on its own cost: the median of what it measured per launch on an H200 VM, +0.93 and +1.28 us per empty launch, +1.32, +1.82 and +2.10 us per launch of a launch-bound PyTorch step (60 launches a step; bench/RESULTS-cupti.md, sessions 3 and 4)" },
@@ -86,6 +98,7 @@ static const struct az_param p_throttle[] = {
 };
 
 const struct az_rule az_rules[] = {
+	{ "engine", "The engine: gaps, their attribution, one-offs, the replay", NULL, p_engine, "" },
 	{ "gpu-starvation", "GPU starved by the CPU", rule_starvation, p_starvation,
 	  "data-loading,gpu-starvation" },
 	{ "launch-bound", "Launch-bound: short kernels, empty GPU queue", rule_launch, p_launch,

@@ -201,6 +201,8 @@ struct gpu_op {
 	int comm;
 	int pageable;
 	int htod;                  /* a host-to-device copy */
+	uint64_t bytes;            /* copies: bytes */
+	uint32_t name;             /* kernels: name id; copies: 1 + copy kind; sets: 0 */
 };
 
 struct tl {
@@ -225,7 +227,10 @@ struct tl {
 	uint64_t *cur_end;         /* per unit: running end of its GPU work */
 	uint64_t *credit;          /* per unit: blocked sync time not yet spent */
 	uint32_t *credit_name;     /* per unit: name of that sync call */
-	uint64_t min_gap, launch_max_gap, sync_tol;
+	uint64_t min_gap, launch_max_gap, sync_tol, oneoff_min, batch_bytes;
+	int all;                   /* a window was asked for (--start/--end): no one-offs */
+	uint8_t *seen;             /* per kernel name id: launched before in the window */
+	uint8_t seen_copy[32];     /* per copy kind (and sets): seen before in the window */
 };
 
 /* CPU samples bucketed by thread (no end times: a plain counting sort). */
@@ -344,7 +349,7 @@ static int is_data_id(struct tl *l, uint32_t id)
 	if (id >= l->m->str.nr)
 		return 0;
 	if (!l->data_name[id])
-		l->data_name[id] = az_is_data_name(model_str(l->m, id)) ? 2 : 1;
+		l->data_name[id] = az_is_data_frame(model_str(l->m, id), l->c->o ? l->c->o->data_ranges : NULL) ? 2 : 1;
 	return l->data_name[id] == 2;
 }
 
@@ -522,7 +527,7 @@ static void big_add(struct az_cause_stat *cs, uint64_t a, uint64_t b, uint64_t n
 	cs->big_ns[k] = ns;
 }
 
-static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gpu_op *next)
+static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gpu_op *next, int first)
 {
 	struct az_ctx *c = l->c;
 	const struct model *m = l->m;
@@ -535,8 +540,10 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 	if (len_in < l->min_gap)
 		return;
 	ALLOC_GROW(c->gaps, c->ngaps + 1, c->alloc_gaps);
+	memset(&c->gaps[c->ngaps], 0, sizeof(c->gaps[0]));
 	c->gaps[c->ngaps].start = a;
 	c->gaps[c->ngaps].unit = ui;
+	c->gaps[c->ngaps].api = UINT32_MAX;
 	c->gaps[c->ngaps++].len = len_in;
 
 	memset(&p, 0, sizeof(p));
@@ -581,7 +588,9 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 			if (la && next->kind == 1 && next->pageable)
 				cause = CAUSE_PAGEABLE;
 			else if (b - L >= l->launch_max_gap)
-				cause = CAUSE_API; /* a launch that long loads modules or waits: not launch overhead */
+				cause = first && la && c->api_class[la->name_id] == API_LAUNCH
+					? CAUSE_INIT /* the first launch of a kernel loads its module: once */
+					: CAUSE_API; /* a launch that long waits: not launch overhead */
 			add_part(&p, cause, b - L, la ? (uint64_t)1 << 40 | la->name_id : 0);
 			if (cause == CAUSE_API) { /* lazy module loading inside the launch */
 				for (size_t i = index_first(&l->api, t, L); i < l->api.off[t + 1]; i++) {
@@ -627,21 +636,21 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 		 * Host work that ends in a host-to-device copy prepared that copy's
 		 * data: the input pipeline, whatever calls it made on the way.
 		 */
-		if (next->htod) {
+		if (next->htod && next->bytes >= l->batch_bytes) {
 			static const int prep[] = { CAUSE_CPU, CAUSE_LOCK, CAUSE_SLEEP };
 			for (size_t k = 0; k < ARRAY_SIZE(prep); k++) {
 				if (!p.ns[prep[k]])
 					continue;
-				p.ns[CAUSE_DATA_CPU] += p.ns[prep[k]];
+				p.ns[CAUSE_DATA_PREP] += p.ns[prep[k]];
 				p.ns[prep[k]] = 0;
-				p.name[CAUSE_DATA_CPU] = (uint64_t)4 << 40 | (la ? la->name_id : 0);
+				p.name[CAUSE_DATA_PREP] = (uint64_t)4 << 40 | (la ? la->name_id : 0);
 			}
 		}
 		/* were the CPU-work parts really on a CPU? (thread CPU samples) */
-		if (p.ns[CAUSE_CPU] + p.ns[CAUSE_DATA_CPU] >= 100000 && l->cpu_off) {
+		if (p.ns[CAUSE_CPU] + p.ns[CAUSE_DATA_CPU] + p.ns[CAUSE_DATA_PREP] >= 100000 && l->cpu_off) {
 			double sh = cpu_share(l, t, a, L);
 			if (sh >= 0) {
-				uint64_t part = p.ns[CAUSE_CPU] + p.ns[CAUSE_DATA_CPU];
+				uint64_t part = p.ns[CAUSE_CPU] + p.ns[CAUSE_DATA_CPU] + p.ns[CAUSE_DATA_PREP];
 				c->cpu_sampled_ns += part;
 				c->cpu_on_ns += (uint64_t)((double)part * (sh > 1 ? 1 : sh));
 			}
@@ -663,13 +672,49 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 		}
 		step = lo ? lo - 1 : 0;
 	}
-	/* scale to the part inside the window, record */
+	/* scale to the part inside the window */
+	if (len_in != len)
+		for (int k = 0; k < CAUSE__N; k++)
+			p.ns[k] = (uint64_t)((double)p.ns[k] * ((double)len_in / (double)len));
+	{
+		struct az_gap *g = &c->gaps[c->ngaps - 1];
+		uint64_t strong = p.ns[CAUSE_IO] + p.ns[CAUSE_WAIT] + p.ns[CAUSE_DATA_CPU];
+		int dom = 0;
+		if (la)
+			g->api = (uint32_t)(la - m->api.v);
+		for (int k = 0; k < CAUSE__N; k++) {
+			g->part[k] = p.ns[k] > UINT32_MAX ? UINT32_MAX : (uint32_t)p.ns[k];
+			if (p.ns[k] > p.ns[dom])
+				dom = k;
+		}
+		/*
+		 * A one-off: a long gap before the first GPU operation of its
+		 * kind in the window (start-up, lazy module loading, JIT
+		 * compilation or autotuning make new kernels; a steady-state
+		 * loop runs kernels it ran before).  Identified input loading
+		 * repeats with every batch, so it is never a one-off.
+		 */
+		if (!l->all && ((first && len_in >= l->oneoff_min && strong * 2 < len_in) || dom == CAUSE_INIT)) {
+			struct az_oneoff *o;
+			g->oneoff = 1;
+			ALLOC_GROW(c->oneoffs, c->noneoffs + 1, c->alloc_oneoffs);
+			o = &c->oneoffs[c->noneoffs++];
+			o->start = a;
+			o->len = len_in;
+			o->cause = dom;
+			o->name = (uint32_t)(p.name[dom] & 0xffffffffu);
+			o->name_tag = (uint32_t)(p.name[dom] >> 40);
+			o->next_kind = next->kind;
+			o->next_name = next->kind == 0 ? next->name : 0;
+			c->oneoff_ns += len_in;
+			return;
+		}
+	}
+	/* record */
 	for (int k = 0; k < CAUSE__N; k++) {
 		uint64_t ns = p.ns[k];
 		if (!ns)
 			continue;
-		if (len_in != len)
-			ns = (uint64_t)((double)ns * ((double)len_in / (double)len));
 		c->cause[k].ns += ns;
 		if (c->step_cause)
 			c->step_cause[step * CAUSE__N + (size_t)k] += ns;
@@ -721,6 +766,24 @@ static void unit_added(struct tl *l, size_t ui)
 	}
 }
 
+/* Is @op the first GPU operation of its name (kernels) or kind (copies, sets) in the window?  Marks it seen. */
+static int first_seen(struct tl *l, const struct gpu_op *op)
+{
+	uint8_t *s;
+
+	if (op->kind == 0) {
+		if (op->name >= l->m->str.nr)
+			return 0;
+		s = &l->seen[op->name];
+	} else {
+		s = &l->seen_copy[(op->kind == 1 ? op->name : 0) & 31];
+	}
+	if (*s)
+		return 0;
+	*s = 1;
+	return 1;
+}
+
 static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 {
 	struct az_ctx *c = l->c;
@@ -757,11 +820,13 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 		l->cur_end[ui] = e;
 		/* idle from the window's start (warm-up skipped, --start) is a gap too */
 		if (s > c->lo)
-			gap(l, ui, c->lo, s, op);
+			gap(l, ui, c->lo, s, op, first_seen(l, op));
 		return;
 	}
 	if (s > l->cur_end[ui])
-		gap(l, ui, l->cur_end[ui], s, op);
+		gap(l, ui, l->cur_end[ui], s, op, first_seen(l, op));
+	else
+		(void)first_seen(l, op);
 	if (e > l->cur_end[ui])
 		l->cur_end[ui] = e;
 	if (e > u->last)
@@ -800,17 +865,19 @@ void az_merge3(struct interval_set *out, const struct interval_set *a, const str
 void az_build_timeline(struct az_ctx *c)
 {
 	const struct model *m = c->m;
-	const struct az_rule *rs = az_rule_find("gpu-starvation");
-	const struct az_rule *rl = az_rule_find("launch-bound");
 	struct tl l;
 	size_t ik = 0, ic = 0, is = 0, last = 0;
 
 	memset(&l, 0, sizeof(l));
 	l.c = c;
 	l.m = m;
-	l.min_gap = (uint64_t)(az_param(c, rs, "min_gap_us") * 1e3);
-	l.sync_tol = (uint64_t)(az_param(c, rs, "sync_tolerance_us") * 1e3);
-	l.launch_max_gap = (uint64_t)(az_param(c, rl, "max_gap_us") * 1e3);
+	l.min_gap = (uint64_t)(az_engine_param(c, "min_gap_us") * 1e3);
+	l.sync_tol = (uint64_t)(az_engine_param(c, "sync_tolerance_us") * 1e3);
+	l.launch_max_gap = (uint64_t)(az_engine_param(c, "max_gap_us") * 1e3);
+	l.oneoff_min = (uint64_t)(az_engine_param(c, "oneoff_min_ms") * 1e6);
+	l.batch_bytes = (uint64_t)az_engine_param(c, "batch_bytes");
+	l.seen = xcalloc(m->str.nr + 1, 1);
+	l.all = c->o && (c->o->start || c->o->end);
 	if (!l.min_gap)
 		l.min_gap = 1;
 
@@ -838,13 +905,15 @@ void az_build_timeline(struct az_ctx *c)
 		if (sk <= sc && sk <= ss) {
 			const struct trace_kernel *k = &m->kernels.v[ik++];
 			op.start = k->start; op.end = k->end; op.pid = k->pid; op.device = k->device;
-			op.corr = k->correlation; op.kind = 0; op.comm = az_is_comm(c, k);
+			op.corr = k->correlation; op.kind = 0; op.comm = az_is_comm(c, k); op.name = k->name_id;
 		} else if (sc <= ss) {
 			const struct trace_memcpy *k = &m->memcpys.v[ic++];
 			op.start = k->start; op.end = k->end; op.pid = k->pid; op.device = k->device;
 			op.corr = k->correlation; op.kind = 1;
 			op.pageable = k->src_kind == MEM_PAGEABLE || k->dst_kind == MEM_PAGEABLE;
 			op.htod = k->kind == COPY_HTOD;
+			op.bytes = k->bytes;
+			op.name = 1 + (uint32_t)k->kind;
 		} else {
 			const struct trace_memset *k = &m->memsets.v[is++];
 			op.start = k->start; op.end = k->end; op.pid = k->pid; op.device = k->device;
@@ -890,6 +959,7 @@ void az_build_timeline(struct az_ctx *c)
 	free(l.cur_end);
 	free(l.credit);
 	free(l.credit_name);
+	free(l.seen);
 }
 
 void az_release_timeline(struct az_ctx *c)
@@ -906,4 +976,7 @@ void az_release_timeline(struct az_ctx *c)
 	c->gaps = NULL;
 	free(c->step_cause);
 	c->step_cause = NULL;
+	free(c->oneoffs);
+	c->oneoffs = NULL;
+	c->noneoffs = 0;
 }

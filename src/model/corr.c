@@ -36,6 +36,8 @@ void model_corr_build(struct model_corr *h, const struct model *m)
 {
 	size_t n = 16, nhash = 0;
 
+	memset(h, 0, sizeof(*h));
+
 	for (size_t i = 0; i < m->api.n && i < UINT32_MAX - 1; i++) {
 		const struct trace_api *a = &m->api.v[i];
 		struct model_corr_pid *p;

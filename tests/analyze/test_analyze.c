@@ -251,17 +251,23 @@ static void test_throttle(void)
 
 static void test_data_names(void)
 {
-	CHECK(az_is_data_name("load_batch"));
-	CHECK(az_is_data_name("DataLoader"));
-	CHECK(az_is_data_name("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
-	CHECK(az_is_data_name("preprocess images"));
-	CHECK(az_is_data_name("readInput"));
-	CHECK(!az_is_data_name("DistributedDataParallel.forward"));
-	CHECK(!az_is_data_name("aten::batch_norm"));
-	CHECK(!az_is_data_name("forward"));
-	CHECK(!az_is_data_name("thread"));   /* "read" inside a word is not the word */
-	CHECK(!az_is_data_name("reload_weights"));
-	CHECK(!az_is_data_name(""));
+	static const char *const ranges[] = { "load_*", "Decode", NULL };
+
+	/* the framework's own DataLoader frames */
+	CHECK(az_is_data_frame("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", NULL));
+	CHECK(az_is_data_frame("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", NULL));
+	CHECK(az_is_data_frame("enumerate(DataPipe)#ShardingFilterIterDataPipe", NULL));
+	/* a word in a name decides nothing */
+	CHECK(!az_is_data_frame("load_batch", NULL));
+	CHECK(!az_is_data_frame("## sparse_data_dist ##", NULL));
+	CHECK(!az_is_data_frame("DataLoader", NULL));
+	CHECK(!az_is_data_frame("prepare_input_data", NULL));
+	CHECK(!az_is_data_frame("", NULL));
+	/* the user's word does (--data-range, shell patterns) */
+	CHECK(az_is_data_frame("load_batch", ranges));
+	CHECK(az_is_data_frame("Decode", ranges));
+	CHECK(!az_is_data_frame("decode", ranges));
+	CHECK(!az_is_data_frame("reload_weights", ranges));
 }
 
 static void test_api_classes(void)
@@ -416,7 +422,8 @@ static void test_gpu_side_gap(void)
 
 /*
  * Deep NVTX nesting: a run-long "train" range, per step a "load_batch" range
- * holding thousands of short operator ranges; the gap inside it is data
+ * holding thousands of short operator ranges.  The name alone decides
+ * nothing (host work); named with --data-range the gap inside it is data
  * loading (the far parent's name counts), found without walking siblings.
  */
 static void test_nested_nvtx(void)
@@ -440,6 +447,15 @@ static void test_nested_nvtx(void)
 	}
 	CHECK(synth_close(&s) == 0);
 	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	CHECK(find(&r, "data-loading") == NULL);
+	analyze_result_release(&r);
+	model_release(&m);
+	{
+		static const char *const ranges[] = { "load_*", NULL };
+		struct analyze_opts o = { 0 };
+		o.data_ranges = ranges;
+		CHECK(analyze_file(p, &o, &m, &r) == 0);
+	}
 	f = find(&r, "data-loading");
 	CHECK(f != NULL);
 	if (f) {

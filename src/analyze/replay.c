@@ -1,0 +1,617 @@
+/*
+ * replay.c - the dependency graph of the run and its what-if replay.
+ *
+ * The graph (built once per analysis, az_replay_build()):
+ *  - the tasks of each CPU thread that launches GPU work, in program
+ *    order: its counted CUDA API calls (runtime level where recorded) and
+ *    the host time between them (Python, framework, I/O: a "segment");
+ *  - the GPU operations (kernels, copies, sets) of each stream, in stream
+ *    order;
+ *  - launch edges (correlation): an operation starts no earlier than its
+ *    launch call's start plus a latency;
+ *  - stream edges: an operation starts no earlier than the previous one on
+ *    its stream ends, plus a spacing;
+ *  - wait edges: a blocking call (synchronise, synchronous copy, cudaFree)
+ *    returns no earlier than the GPU operation it waited for ends, plus the
+ *    time it took to wake.  Which operation that was is read from the run
+ *    itself: the one of its process that ended last before the call
+ *    returned (within engine.sync_tolerance_us), launched before the call.
+ *
+ * Every edge's delay is set from the recorded times so that replaying the
+ * graph unchanged gives back every recorded start and end (test_replay):
+ * an operation that waited for its launch keeps its launch latency and gets
+ * engine.gpu_spacing_us behind its predecessor; one that was queued keeps
+ * its gap behind the predecessor (events, other streams) and may start
+ * engine.launch_latency_us after its launch at the earliest.  A blocking
+ * call that waited returns `wake` after the operation ends; one that did
+ * not wait keeps its duration.
+ *
+ * A transformation (struct az_xform, the fix a finding recommends) changes
+ * durations and drops edges; az_replay_run() then recomputes every start in
+ * a discrete-event pass: each thread and stream is a queue of tasks in
+ * their recorded order, taken in order of recorded start; a task whose
+ * dependency is not done yet parks its queue until it is.  The gain of the
+ * fix is the time by which each GPU's last operation ends earlier, summed
+ * over GPUs, over the analysed GPU time.
+ *
+ * Cost: linear in API calls and GPU operations, plus a heap of queues.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+struct rp_op {                 /* a GPU operation */
+	uint64_t start, end;       /* recorded */
+	uint32_t launch;           /* node index of its launch call, or NONE */
+	uint32_t prev;             /* previous op on its stream, or NONE */
+	uint32_t unit;             /* index into c->units */
+	uint64_t lat, kk;          /* launch latency, spacing behind prev */
+	uint8_t kind;              /* 0 kernel, 1 copy, 2 set */
+	uint32_t row;              /* row in its model table */
+};
+
+struct rp_node {               /* a counted API call on a launching thread */
+	uint64_t start, end;       /* recorded */
+	uint64_t seg;              /* host time before it since the previous node ended */
+	uint32_t api;              /* row in m->api */
+	uint32_t wait;             /* op it waited for, or NONE */
+	uint64_t own, wake;        /* blocking calls: least duration, wake-up after the op */
+	uint32_t thread;           /* queue index */
+};
+
+struct az_replay {
+	struct rp_op *op;
+	size_t nop;
+	struct rp_node *node;
+	size_t nnode;
+	uint32_t *stream_first;    /* per stream queue: first op; ops of a stream are linked by next */
+	uint32_t *op_next;
+	size_t nstreams;
+	uint32_t *thread_first;    /* per thread queue: first node (nodes of a thread are consecutive) */
+	uint32_t *thread_n;
+	size_t nthreads;
+	uint32_t *node_of_api;     /* m->api row -> node, or NONE */
+	uint64_t *unit_last;       /* recorded last end per unit */
+	size_t nunits;
+};
+
+static uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+struct op_key {
+	uint64_t key;              /* stream identity */
+	uint64_t start;
+	uint32_t i;
+};
+
+static int cmp_op_key(const void *pa, const void *pb)
+{
+	const struct op_key *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+struct end_key {
+	uint64_t end;
+	uint32_t pid, i;
+};
+
+static int cmp_end_key(const void *pa, const void *pb)
+{
+	const struct end_key *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+static uint32_t unit_index(const struct az_ctx *c, uint32_t pid, uint32_t device)
+{
+	for (size_t i = 0; i < c->nunits; i++)
+		if (c->units[i].pid == pid && c->units[i].device == device)
+			return (uint32_t)i;
+	return NONE;
+}
+
+static int blocking(int cls)
+{
+	return cls == API_SYNC || cls == API_COPY_SYNC || cls == API_FREE;
+}
+
+struct az_replay *az_replay_build(struct az_ctx *c)
+{
+	const struct model *m = c->m;
+	struct az_replay *rp;
+	struct model_corr corr;
+	struct op_key *ok;
+	struct end_key *ek;
+	uint8_t *launcher;
+	size_t n = 0, ne;
+	uint64_t spacing = (uint64_t)(az_engine_param(c, "gpu_spacing_us") * 1e3);
+	uint64_t lat0 = (uint64_t)(az_engine_param(c, "launch_latency_us") * 1e3);
+	uint64_t tol = (uint64_t)(az_engine_param(c, "sync_tolerance_us") * 1e3);
+
+	if (!c->has_gpu || c->win.n != 1 || !(m->has & MODEL_HAS_API) || m->api.n >= NONE ||
+	    m->kernels.n + m->memcpys.n + m->memsets.n >= NONE)
+		return NULL;
+	rp = xcalloc(1, sizeof(*rp));
+	rp->nunits = c->nunits;
+	rp->unit_last = xcalloc(c->nunits + 1, sizeof(uint64_t));
+	rp->op = xmalloc((m->kernels.n + m->memcpys.n + m->memsets.n + 1) * sizeof(*rp->op));
+	ok = xmalloc((m->kernels.n + m->memcpys.n + m->memsets.n + 1) * sizeof(*ok));
+	rp->node_of_api = xmalloc((m->api.n + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < m->api.n; i++)
+		rp->node_of_api[i] = NONE;
+	launcher = xcalloc(m->threads.n + 1, 1);
+	model_corr_build(&corr, m);
+
+	/* GPU operations in the window, with their launch rows (node index later) */
+#define ADD_OPS(tab, kd, streamf)                                                           \
+	for (size_t i = 0; i < (tab).n; i++) {                                              \
+		const __typeof__((tab).v[0]) *x = &(tab).v[i];                              \
+		const struct trace_api *la;                                                  \
+		struct rp_op *o;                                                             \
+		uint32_t u;                                                                  \
+		if (x->start < c->lo || x->start >= c->hi)                                   \
+			continue;                                                            \
+		if ((u = unit_index(c, x->pid, x->device)) == NONE)                          \
+			continue;                                                            \
+		o = &rp->op[n];                                                              \
+		memset(o, 0, sizeof(*o));                                                    \
+		o->start = x->start;                                                         \
+		o->end = x->end > x->start ? x->end : x->start;                              \
+		o->unit = u;                                                                 \
+		o->kind = kd;                                                                \
+		o->row = (uint32_t)i;                                                        \
+		o->prev = NONE;                                                              \
+		o->launch = NONE;                                                            \
+		la = model_corr_find(&corr, m, x->pid, x->correlation);                      \
+		if (la && az_api_counted(c, la) && la->start <= x->start) {                  \
+			const struct model_thread *th = model_thread(m, la->pid, la->tid);   \
+			o->launch = (uint32_t)(la - m->api.v); /* api row for now */         \
+			if (th)                                                              \
+				launcher[th - m->threads.v] = 1;                             \
+		}                                                                            \
+		ok[n].key = (uint64_t)x->pid << 40 ^ (uint64_t)x->device << 32 ^ (streamf);  \
+		ok[n].start = o->start;                                                      \
+		ok[n].i = (uint32_t)n;                                                       \
+		if (o->end > rp->unit_last[u])                                               \
+			rp->unit_last[u] = o->end;                                           \
+		n++;                                                                         \
+	}
+	ADD_OPS(m->kernels, 0, x->stream)
+	ADD_OPS(m->memcpys, 1, x->stream)
+	ADD_OPS(m->memsets, 2, x->stream)
+#undef ADD_OPS
+	rp->nop = n;
+
+	/* the launching threads' counted API calls in the window, in program order */
+	{
+		size_t alloc = 0;
+		uint64_t *prev_end = xcalloc(m->threads.n + 1, sizeof(uint64_t));
+		uint32_t *qid = xmalloc((m->threads.n + 1) * sizeof(uint32_t));
+		for (size_t t = 0; t < m->threads.n; t++)
+			qid[t] = NONE;
+		/* count per thread first so that a thread's nodes are consecutive */
+		{
+			size_t *cnt = xcalloc(m->threads.n + 1, sizeof(size_t)), tot = 0;
+			size_t *pos;
+			const struct model_thread *th;
+			for (size_t i = 0; i < m->api.n; i++) {
+				const struct trace_api *a = &m->api.v[i];
+				if (a->end <= c->lo || a->start >= c->hi || !az_api_counted(c, a))
+					continue;
+				if (!(th = model_thread(m, a->pid, a->tid)) || !launcher[th - m->threads.v])
+					continue;
+				cnt[th - m->threads.v]++;
+			}
+			pos = xmalloc((m->threads.n + 1) * sizeof(size_t));
+			rp->thread_first = xmalloc((m->threads.n + 1) * sizeof(uint32_t));
+			rp->thread_n = xmalloc((m->threads.n + 1) * sizeof(uint32_t));
+			for (size_t t = 0; t < m->threads.n; t++) {
+				pos[t] = tot;
+				if (cnt[t]) {
+					qid[t] = (uint32_t)rp->nthreads;
+					rp->thread_first[rp->nthreads] = (uint32_t)tot;
+					rp->thread_n[rp->nthreads++] = (uint32_t)cnt[t];
+				}
+				tot += cnt[t];
+			}
+			rp->node = xcalloc(tot + 1, sizeof(*rp->node));
+			rp->nnode = tot;
+			for (size_t i = 0; i < m->api.n; i++) {
+				const struct trace_api *a = &m->api.v[i];
+				struct rp_node *d;
+				size_t t;
+				if (a->end <= c->lo || a->start >= c->hi || !az_api_counted(c, a))
+					continue;
+				if (!(th = model_thread(m, a->pid, a->tid)) || !launcher[th - m->threads.v])
+					continue;
+				t = (size_t)(th - m->threads.v);
+				if (a->start < prev_end[t])
+					continue; /* overlaps the previous counted call (nested): its time is that call's */
+				d = &rp->node[pos[t]++];
+				d->start = a->start;
+				d->end = a->end > a->start ? a->end : a->start;
+				d->seg = prev_end[t] ? d->start - prev_end[t] : 0;
+				d->api = (uint32_t)i;
+				d->wait = NONE;
+				d->thread = qid[t];
+				rp->node_of_api[i] = (uint32_t)(d - rp->node);
+				prev_end[t] = d->end;
+			}
+			/* nested calls skipped: shrink each thread's count to what was filled */
+			for (size_t t = 0; t < m->threads.n; t++)
+				if (qid[t] != NONE)
+					rp->thread_n[qid[t]] = (uint32_t)(pos[t] - rp->thread_first[qid[t]]);
+			free(cnt);
+			free(pos);
+		}
+		(void)alloc;
+		free(prev_end);
+		free(qid);
+	}
+
+	/* launch rows -> nodes; stream order; edge delays from the recorded times */
+	for (size_t i = 0; i < n; i++)
+		if (rp->op[i].launch != NONE)
+			rp->op[i].launch = rp->node_of_api[rp->op[i].launch];
+	qsort(ok, n, sizeof(*ok), cmp_op_key);
+	rp->op_next = xmalloc((n + 1) * sizeof(uint32_t));
+	rp->stream_first = xmalloc((n + 1) * sizeof(uint32_t));
+	for (size_t k = 0; k < n; k++) {
+		struct rp_op *o = &rp->op[ok[k].i];
+		rp->op_next[ok[k].i] = NONE;
+		if (k && ok[k - 1].key == ok[k].key) {
+			o->prev = ok[k - 1].i;
+			rp->op_next[ok[k - 1].i] = ok[k].i;
+		} else {
+			rp->stream_first[rp->nstreams++] = ok[k].i;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rp_op *o = &rp->op[i];
+		const struct rp_op *p = o->prev != NONE ? &rp->op[o->prev] : NULL;
+		const struct rp_node *l = o->launch != NONE ? &rp->node[o->launch] : NULL;
+		uint64_t since_prev = p && o->start > p->end ? o->start - p->end : 0;
+		if (l && (!p || l->end > p->end)) {
+			/* waited for its launch: the launch sets its start */
+			o->lat = o->start - l->start;
+			o->kk = umin(since_prev, spacing);
+		} else {
+			/* queued: the stream (or an event on another) set its start */
+			o->kk = since_prev;
+			o->lat = l ? umin(o->start - l->start, lat0) : 0;
+		}
+	}
+
+	/* blocking calls: the operation each waited for */
+	ek = xmalloc((n + 1) * sizeof(*ek));
+	ne = 0;
+	for (size_t i = 0; i < n; i++) {
+		ek[ne].end = rp->op[i].end;
+		ek[ne].pid = c->units[rp->op[i].unit].pid;
+		ek[ne++].i = (uint32_t)i;
+	}
+	qsort(ek, ne, sizeof(*ek), cmp_end_key);
+	for (size_t j = 0; j < rp->nnode; j++) {
+		struct rp_node *d = &rp->node[j];
+		const struct trace_api *a = &m->api.v[d->api];
+		size_t lo = 0, hi = ne, k;
+		if (!blocking((int)c->api_class[a->name_id]))
+			continue;
+		d->own = d->end - d->start;
+		/* last op of this process ending at or before end + tol */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (ek[mid].pid < a->pid || (ek[mid].pid == a->pid && ek[mid].end <= d->end + tol))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (k = lo; k > 0 && lo - k < 16; k--) {
+			const struct rp_op *o = &rp->op[ek[k - 1].i];
+			if (ek[k - 1].pid != a->pid)
+				break;
+			if (o->start > d->end || (o->launch != NONE && rp->node[o->launch].start > d->start))
+				continue; /* launched after the call began: not what it waited for */
+			if (o->end > d->start) {
+				d->wait = ek[k - 1].i;
+				d->wake = d->end > o->end ? d->end - o->end : 0;
+				d->own = d->wake;
+			}
+			break;
+		}
+	}
+	free(ek);
+	free(ok);
+	free(launcher);
+	model_corr_release(&corr);
+	return rp;
+}
+
+void az_replay_free(struct az_replay *rp)
+{
+	if (!rp)
+		return;
+	free(rp->op);
+	free(rp->node);
+	free(rp->stream_first);
+	free(rp->op_next);
+	free(rp->thread_first);
+	free(rp->thread_n);
+	free(rp->node_of_api);
+	free(rp->unit_last);
+	free(rp);
+}
+
+uint32_t az_replay_node_of_api(const struct az_replay *rp, uint32_t api_row)
+{
+	return rp && api_row < NONE ? rp->node_of_api[api_row] : NONE;
+}
+
+/* ---- the pass ---- */
+
+struct queue {
+	uint64_t key;              /* recorded start of its next task */
+	uint32_t q;                /* < nthreads: thread; else stream q - nthreads */
+};
+
+struct heap {
+	struct queue *v;
+	size_t n;
+};
+
+static void heap_push(struct heap *h, struct queue x)
+{
+	size_t i = h->n++;
+
+	while (i) {
+		size_t p = (i - 1) / 2;
+		if (h->v[p].key <= x.key)
+			break;
+		h->v[i] = h->v[p];
+		i = p;
+	}
+	h->v[i] = x;
+}
+
+static struct queue heap_pop(struct heap *h)
+{
+	struct queue top = h->v[0], x = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, s = i;
+		uint64_t sk = x.key;
+		if (l < h->n && h->v[l].key < sk) {
+			s = l;
+			sk = h->v[l].key;
+		}
+		if (r < h->n && h->v[r].key < sk)
+			s = r;
+		if (s == i)
+			break;
+		h->v[i] = h->v[s];
+		i = s;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
+}
+
+/*
+ * az_replay_run - replay the graph under @x (NULL: unchanged).  Returns the
+ * time by which the GPUs' last operations end earlier, summed over units
+ * (0 when nothing changed; negative values clamp to 0).  *unit_saved, when
+ * given, gets the same per unit (c->nunits entries).
+ */
+uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struct az_xform *x,
+		       int64_t *unit_saved)
+{
+	uint64_t *ns, *ne, *os, *oe;         /* replayed node start/end, op start/end */
+	uint8_t *done;                       /* ops: computed */
+	uint32_t *pos;                       /* per queue: next task (thread: node index; stream: op index) */
+	uint32_t *park;                      /* per queue: parked on (threads: an op; streams: a node), or NONE */
+	uint8_t *force;                      /* per stream: replay the next op without its launch edge */
+	uint64_t *cut;                       /* per node: host time cut from its segment */
+	uint64_t *last;
+	size_t nq = rp->nthreads + rp->nstreams, nparked = 0;
+	struct heap h;
+	uint64_t saved = 0;
+
+	ns = xmalloc((rp->nnode + 1) * sizeof(uint64_t));
+	ne = xmalloc((rp->nnode + 1) * sizeof(uint64_t));
+	os = xmalloc((rp->nop + 1) * sizeof(uint64_t));
+	oe = xmalloc((rp->nop + 1) * sizeof(uint64_t));
+	done = xcalloc(rp->nop + 1, 1);
+	pos = xmalloc((nq + 1) * sizeof(uint32_t));
+	park = xmalloc((nq + 1) * sizeof(uint32_t));
+	force = xcalloc(nq + 1, 1);
+	last = xcalloc(rp->nunits + 1, sizeof(uint64_t));
+	cut = xcalloc(rp->nnode + 1, sizeof(uint64_t));
+	h.v = xmalloc((nq + 1) * sizeof(*h.v));
+	h.n = 0;
+
+	/* host time the transformation removes, gap by gap (spilled backwards inside the gap) */
+	if (x && x->causes) {
+		for (size_t g = 0; g < c->ngaps; g++) {
+			const struct az_gap *gp = &c->gaps[g];
+			uint64_t want = 0;
+			uint32_t j;
+			if (gp->oneoff || gp->api == NONE || (j = rp->node_of_api[gp->api]) == NONE)
+				continue;
+			for (int k = 0; k < CAUSE__N; k++)
+				if (x->causes & (1u << k))
+					want += gp->part[k];
+			/* from the launch back to the gap's start: segments, then non-blocking calls */
+			for (uint32_t q = j; want; q--) {
+				const struct rp_node *d = &rp->node[q];
+				uint64_t seg_lo = d->start - d->seg, avail;
+				if (d->start <= gp->start)
+					break;
+				avail = d->start - umax(seg_lo, gp->start);
+				avail = avail > cut[q] ? avail - cut[q] : 0;
+				avail = umin(avail, want);
+				cut[q] += avail;
+				want -= avail;
+				if (q == rp->thread_first[d->thread] || seg_lo <= gp->start)
+					break;
+			}
+		}
+	}
+
+	for (size_t q = 0; q < nq; q++) {
+		struct queue e;
+		park[q] = NONE;
+		if (q < rp->nthreads) {
+			pos[q] = rp->thread_first[q];
+			e.key = rp->node[pos[q]].start;
+		} else {
+			pos[q] = rp->stream_first[q - rp->nthreads];
+			e.key = rp->op[pos[q]].start;
+		}
+		e.q = (uint32_t)q;
+		heap_push(&h, e);
+	}
+	while (h.n || nparked) {
+		struct queue e;
+		uint32_t q;
+		if (!h.n) {
+			/* only parked queues left (a dependency the recorded order did not respect): release one */
+			for (q = 0; q < nq && park[q] == NONE; q++)
+				;
+			if (q == nq)
+				break;
+			if (q < rp->nthreads) {
+				if (!done[park[q]]) {
+					os[park[q]] = rp->op[park[q]].start;
+					oe[park[q]] = rp->op[park[q]].end;
+					done[park[q]] = 1;
+				}
+			} else {
+				force[q] = 1; /* replay this op without its launch edge */
+			}
+			park[q] = NONE;
+			nparked--;
+			e.q = q;
+			e.key = 0;
+		} else {
+			e = heap_pop(&h);
+		}
+		q = e.q;
+		if (q < rp->nthreads) {
+			uint32_t j = pos[q];
+			const struct rp_node *d = &rp->node[j];
+			uint64_t s, dur, seg;
+			int nodep = 0;
+			seg = d->seg > cut[j] ? d->seg - cut[j] : 0;
+			s = j == rp->thread_first[q] ? d->start : ne[j - 1] + seg;
+			dur = d->end - d->start;
+			if (x && x->call)
+				dur = x->call(x->ctx, c, rp, j, d->api, dur, &nodep);
+			if (d->wait != NONE && !nodep) {
+				if (!done[d->wait]) {
+					park[q] = d->wait;
+					nparked++;
+					continue;
+				}
+				ns[j] = s;
+				ne[j] = umax(s + umin(d->own, dur), oe[d->wait] + d->wake);
+			} else {
+				ns[j] = s;
+				ne[j] = s + (d->wait != NONE ? umin(d->own, dur) : dur);
+			}
+			pos[q]++;
+			/* wake the streams parked on this launch */
+			if (nparked)
+				for (size_t p = rp->nthreads; p < nq; p++)
+					if (park[p] == j) {
+						struct queue w = { rp->op[pos[p]].start, (uint32_t)p };
+						park[p] = NONE;
+						nparked--;
+						heap_push(&h, w);
+					}
+			if (pos[q] < rp->thread_first[q] + rp->thread_n[q]) {
+				e.key = rp->node[pos[q]].start;
+				heap_push(&h, e);
+			}
+		} else {
+			uint32_t i = pos[q];
+			const struct rp_op *o = &rp->op[i];
+			uint64_t s = 0, dur = o->end - o->start, lat = o->lat;
+			int have = 0;
+			if (o->launch != NONE && !force[q]) {
+				/* its launch call must have been replayed: else park behind it */
+				if (pos[rp->node[o->launch].thread] <= o->launch) {
+					park[q] = o->launch;
+					nparked++;
+					continue;
+				}
+				if (x && x->latency)
+					lat = x->latency(x->ctx, c, rp, i, lat);
+				s = ns[o->launch] + lat;
+				have = 1;
+			}
+			if (o->prev != NONE) {
+				uint64_t kk = o->kk;
+				if (x && x->spacing)
+					kk = x->spacing(x->ctx, c, rp, i, kk);
+				s = have ? umax(s, oe[o->prev] + kk) : oe[o->prev] + kk;
+				have = 1;
+			}
+			if (!have)
+				s = o->start;
+			if (x && x->op)
+				dur = x->op(x->ctx, c, rp, i, o->kind, o->row, dur);
+			force[q] = 0;
+			os[i] = s;
+			oe[i] = s + dur;
+			done[i] = 1;
+			if (oe[i] > last[o->unit])
+				last[o->unit] = oe[i];
+			/* wake the queues parked on this op */
+			if (nparked)
+				for (size_t p = 0; p < rp->nthreads; p++)
+					if (park[p] == i) {
+						struct queue w = { rp->node[pos[p]].start, (uint32_t)p };
+						park[p] = NONE;
+						nparked--;
+						heap_push(&h, w);
+					}
+			if (rp->op_next[i] != NONE) {
+				pos[q] = rp->op_next[i];
+				e.key = rp->op[pos[q]].start;
+				heap_push(&h, e);
+			}
+		}
+	}
+	for (size_t u = 0; u < rp->nunits; u++) {
+		int64_t d = (int64_t)rp->unit_last[u] - (int64_t)last[u];
+		if (unit_saved)
+			unit_saved[u] = d;
+		if (d > 0)
+			saved += (uint64_t)d;
+	}
+	free(ns);
+	free(ne);
+	free(os);
+	free(oe);
+	free(done);
+	free(pos);
+	free(park);
+	free(force);
+	free(last);
+	free(cut);
+	free(h.v);
+	return saved;
+}
