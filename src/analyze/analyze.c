@@ -625,9 +625,12 @@ int analyze_run(const struct model *m, const struct analyze_opts *o, struct anal
 			c.unit_wall_ns += c.wall_ns;
 	find_periodic(&c);
 	c.replay = az_replay_build(&c);
-	if (getenv("GS_REPLAY_CHECK") && c.replay)
+	if (getenv("GS_REPLAY_CHECK") && c.replay) {
 		fprintf(stderr, "replay identity: %llu ns saved\n",
 			(unsigned long long)az_replay_run(&c, c.replay, NULL, NULL));
+		for (int k = 0; k < CAUSE__N; k++)
+			fprintf(stderr, "cause %s: %llu ns\n", az_cause_name(k), (unsigned long long)c.cause[k].ns);
+	}
 	summary(&c);
 	input_notes(&c);
 	for (size_t i = 0; i < az_nrules; i++)

@@ -178,7 +178,8 @@ struct az_replay;
  *    *nodep to drop its wait on the GPU (a sync removed);
  *  - op(op, kind, row, duration): a GPU operation's duration;
  *  - latency / spacing: an operation's launch latency / its spacing behind
- *    the previous operation on its stream.
+ *    the previous operation on its stream;
+ *  - seg(node, api row, host time): the host time before a call.
  */
 struct az_xform {
 	unsigned causes;
@@ -191,6 +192,9 @@ struct az_xform {
 			    uint64_t lat);
 	uint64_t (*spacing)(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op,
 			    uint64_t kk);
+	/* the host time before call @node (after the cut by causes) */
+	uint64_t (*seg)(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t node,
+			uint32_t api_row, uint64_t seg);
 };
 
 /*
@@ -207,7 +211,12 @@ void az_replay_free(struct az_replay *rp);
  */
 uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struct az_xform *x,
 		       int64_t *unit_saved);
-/* The API row of node @node (UINT32_MAX when out of range). */
+/*
+ * The host code in the recorded host time before call @node: that time less
+ * OS-runtime I/O, waits, locks and sleeps and data-loading frames in it.
+ */
+uint64_t az_replay_host_code(const struct az_replay *rp, uint32_t node);
+/* The node of API row @api_row (UINT32_MAX when none). */
 uint32_t az_replay_node_of_api(const struct az_replay *rp, uint32_t api_row);
 
 /* The engine's threshold @key (the "engine" row of the rule table, --set engine.KEY=V). */

@@ -89,6 +89,26 @@ void az_set_replay(struct finding *f, const char *transform, uint64_t actual_ns,
 	f->replayed_s = (double)replayed_ns / 1e9;
 }
 
+double az_replay_gain(struct az_ctx *c, const struct az_xform *x, uint64_t *saved_ns)
+{
+	uint64_t s;
+
+	*saved_ns = 0;
+	if (!c->replay || !c->unit_wall_ns)
+		return -1;
+	s = az_replay_run(c, c->replay, x, NULL);
+	*saved_ns = s;
+	return az_div((double)s, (double)c->unit_wall_ns);
+}
+
+void az_replay_finding(struct az_ctx *c, struct finding *f, const char *transform, uint64_t saved_ns)
+{
+	if (!f || !c->replay)
+		return;
+	az_set_replay(f, transform, c->unit_wall_ns,
+		      c->unit_wall_ns > saved_ns ? c->unit_wall_ns - saved_ns : 0);
+}
+
 void az_note(struct az_ctx *c, const char *fmt, ...)
 {
 	struct analyze_result *r = c->r;

@@ -89,6 +89,14 @@ void az_steps_line(const struct az_ctx *c, const int *causes, size_t n, struct s
 void az_describe_key(const struct az_ctx *c, uint64_t key, struct strbuf *sb);
 /* Set the replay fields of @f: the transformation, actual and replayed analysed time (ns). */
 void az_set_replay(struct finding *f, const char *transform, uint64_t actual_ns, uint64_t replayed_ns);
+/*
+ * az_replay_gain - the gain of transformation @x by the replay: the time
+ * the GPUs finish earlier over the analysed GPU time; -1 without a graph
+ * (no API records, a window of several pieces).  *saved_ns gets the time.
+ */
+double az_replay_gain(struct az_ctx *c, const struct az_xform *x, uint64_t *saved_ns);
+/* Record on @f the replay that gave its gain (nothing without a graph). */
+void az_replay_finding(struct az_ctx *c, struct finding *f, const char *transform, uint64_t saved_ns);
 /* Up to 3 largest gaps of the given causes, largest first, into @out; returns how many. */
 size_t az_where_of(const struct az_ctx *c, const int *causes, size_t n, struct interval out[3]);
 /* "GPU idle 12 ms of 40 ms analysed GPU time ..." and the GPU-side line, to @ev. */

@@ -3,7 +3,7 @@
  *
  * The graph (built once per analysis, az_replay_build()):
  *  - the tasks of each CPU thread that launches GPU work, in program
- *    order: its counted CUDA API calls (runtime level where recorded) and
+ *    order: its CUDA API calls (a call nested in another, such as a driver
  *    the host time between them (Python, framework, I/O: a "segment");
  *  - the GPU operations (kernels, copies, sets) of each stream, in stream
  *    order;
@@ -38,6 +38,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,9 @@ struct rp_node {               /* a counted API call on a launching thread */
 	uint32_t wait;             /* op it waited for, or NONE */
 	uint64_t own, wake;        /* blocking calls: least duration, wake-up after the op */
 	uint32_t thread;           /* queue index */
+	uint64_t other;            /* of seg: time in I/O, waits, locks, sleeps (osrt) and data-loading frames */
+	uint32_t trig;             /* node of the process's primary thread that set it off, or NONE */
+	uint64_t trig_delay;
 };
 
 struct az_replay {
@@ -75,6 +79,7 @@ struct az_replay {
 	size_t nthreads;
 	uint32_t *node_of_api;     /* m->api row -> node, or NONE */
 	uint64_t *unit_last;       /* recorded last end per unit */
+	uint64_t *unit_first;      /* recorded first start per unit */
 	size_t nunits;
 };
 
@@ -146,6 +151,9 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 	rp = xcalloc(1, sizeof(*rp));
 	rp->nunits = c->nunits;
 	rp->unit_last = xcalloc(c->nunits + 1, sizeof(uint64_t));
+	rp->unit_first = xmalloc((c->nunits + 1) * sizeof(uint64_t));
+	for (size_t u = 0; u <= c->nunits; u++)
+		rp->unit_first[u] = UINT64_MAX;
 	rp->op = xmalloc((m->kernels.n + m->memcpys.n + m->memsets.n + 1) * sizeof(*rp->op));
 	ok = xmalloc((m->kernels.n + m->memcpys.n + m->memsets.n + 1) * sizeof(*ok));
 	rp->node_of_api = xmalloc((m->api.n + 1) * sizeof(uint32_t));
@@ -175,7 +183,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		o->prev = NONE;                                                              \
 		o->launch = NONE;                                                            \
 		la = model_corr_find(&corr, m, x->pid, x->correlation);                      \
-		if (la && az_api_counted(c, la) && la->start <= x->start) {                  \
+		if (la && la->start <= x->start) {                                           \
 			const struct model_thread *th = model_thread(m, la->pid, la->tid);   \
 			o->launch = (uint32_t)(la - m->api.v); /* api row for now */         \
 			if (th)                                                              \
@@ -186,6 +194,8 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		ok[n].i = (uint32_t)n;                                                       \
 		if (o->end > rp->unit_last[u])                                               \
 			rp->unit_last[u] = o->end;                                           \
+		if (o->start < rp->unit_first[u])                                            \
+			rp->unit_first[u] = o->start;                                        \
 		n++;                                                                         \
 	}
 	ADD_OPS(m->kernels, 0, x->stream)
@@ -208,7 +218,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 			const struct model_thread *th;
 			for (size_t i = 0; i < m->api.n; i++) {
 				const struct trace_api *a = &m->api.v[i];
-				if (a->end <= c->lo || a->start >= c->hi || !az_api_counted(c, a))
+				if (a->end <= c->lo || a->start >= c->hi)
 					continue;
 				if (!(th = model_thread(m, a->pid, a->tid)) || !launcher[th - m->threads.v])
 					continue;
@@ -232,13 +242,17 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 				const struct trace_api *a = &m->api.v[i];
 				struct rp_node *d;
 				size_t t;
-				if (a->end <= c->lo || a->start >= c->hi || !az_api_counted(c, a))
+				if (a->end <= c->lo || a->start >= c->hi)
 					continue;
 				if (!(th = model_thread(m, a->pid, a->tid)) || !launcher[th - m->threads.v])
 					continue;
 				t = (size_t)(th - m->threads.v);
-				if (a->start < prev_end[t])
-					continue; /* overlaps the previous counted call (nested): its time is that call's */
+				if (a->start < prev_end[t]) {
+					/* nested in the previous call (a driver call inside a runtime call): its time is that call's */
+					if (pos[t] > rp->thread_first[qid[t]])
+						rp->node_of_api[i] = (uint32_t)(pos[t] - 1);
+					continue;
+				}
 				d = &rp->node[pos[t]++];
 				d->start = a->start;
 				d->end = a->end > a->start ? a->end : a->start;
@@ -283,7 +297,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		const struct rp_op *p = o->prev != NONE ? &rp->op[o->prev] : NULL;
 		const struct rp_node *l = o->launch != NONE ? &rp->node[o->launch] : NULL;
 		uint64_t since_prev = p && o->start > p->end ? o->start - p->end : 0;
-		if (l && (!p || l->end > p->end)) {
+		if (l && (!p || (l->end > p->end && p->launch != o->launch))) {
 			/* waited for its launch: the launch sets its start */
 			o->lat = o->start - l->start;
 			o->kk = umin(since_prev, spacing);
@@ -332,6 +346,105 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 			break;
 		}
 	}
+	/* the part of each segment that is not host code: OS-runtime waits and I/O, data-loading frames */
+	{
+		uint32_t *first_node = xmalloc((m->threads.n + 1) * sizeof(uint32_t));
+		uint32_t *count = xcalloc(m->threads.n + 1, sizeof(uint32_t));
+		uint8_t *dname = xcalloc(m->str.nr + 1, 1);
+		for (size_t t2 = 0; t2 < m->threads.n; t2++)
+			first_node[t2] = NONE;
+		for (size_t q = 0; q < rp->nthreads; q++) {
+			const struct trace_api *a = &m->api.v[rp->node[rp->thread_first[q]].api];
+			const struct model_thread *th = model_thread(m, a->pid, a->tid);
+			if (th) {
+				first_node[th - m->threads.v] = rp->thread_first[q];
+				count[th - m->threads.v] = rp->thread_n[q];
+			}
+		}
+#define ADD_OTHER(pid_, tid_, s_, e_)                                                       \
+	do {                                                                                \
+		const struct model_thread *th_ = model_thread(m, (pid_), (tid_));            \
+		size_t t_, lo_, hi_;                                                         \
+		if (!th_ || first_node[t_ = (size_t)(th_ - m->threads.v)] == NONE)           \
+			break;                                                               \
+		lo_ = first_node[t_];                                                        \
+		hi_ = lo_ + count[t_];                                                       \
+		while (lo_ < hi_) { /* first node starting after the row starts */           \
+			size_t mid_ = (lo_ + hi_) / 2;                                       \
+			if (rp->node[mid_].start <= (s_))                                    \
+				lo_ = mid_ + 1;                                              \
+			else                                                                 \
+				hi_ = mid_;                                                  \
+		}                                                                            \
+		if (lo_ < first_node[t_] + count[t_]) {                                      \
+			struct rp_node *d_ = &rp->node[lo_];                                 \
+			uint64_t a_ = umax((s_), d_->start - d_->seg), b_ = umin((e_), d_->start); \
+			if (b_ > a_)                                                         \
+				d_->other = umin(d_->seg, d_->other + (b_ - a_));            \
+		}                                                                            \
+	} while (0)
+		for (size_t i = 0; i < m->osrt.n; i++) {
+			const struct trace_osrt *r = &m->osrt.v[i];
+			if (r->end <= c->lo || r->start >= c->hi || az_osrt_cause(r->func) < 0)
+				continue;
+			ADD_OTHER(r->pid, r->tid, r->start, r->end);
+		}
+		for (size_t i = 0; i < m->nvtx.n; i++) {
+			const struct trace_nvtx_range *r = &m->nvtx.v[i];
+			if (r->end <= c->lo || r->start >= c->hi || r->name_id >= m->str.nr)
+				continue;
+			if (!dname[r->name_id])
+				dname[r->name_id] = az_is_data_frame(model_str(m, r->name_id),
+								     c->o ? c->o->data_ranges : NULL) ? 2 : 1;
+			if (dname[r->name_id] == 2)
+				ADD_OTHER(r->pid, r->tid, r->start, r->end);
+		}
+#undef ADD_OTHER
+		free(first_node);
+		free(count);
+		free(dname);
+	}
+
+	/*
+	 * Trigger edges.  A helper thread that launches GPU work (PyTorch's
+	 * autograd engine, a pin-memory or a communication thread) idles until
+	 * the process's primary thread (the one that launched the window's
+	 * first operation) hands it work: a burst of its calls after an idle
+	 * stretch of at least engine.max_gap_us starts after the primary
+	 * thread's latest call that ended within that stretch, as recorded.
+	 */
+	{
+		uint64_t idle = (uint64_t)(az_engine_param(c, "max_gap_us") * 1e3);
+		uint32_t first_op = NONE;
+		for (size_t i = 0; i < n; i++)
+			if (rp->op[i].launch != NONE && (first_op == NONE || rp->op[i].start < rp->op[first_op].start))
+				first_op = (uint32_t)i;
+		for (size_t j = 0; j < rp->nnode; j++)
+			rp->node[j].trig = NONE;
+		if (first_op != NONE) {
+			uint32_t prim = rp->node[rp->op[first_op].launch].thread;
+			size_t f0 = rp->thread_first[prim], f1 = f0 + rp->thread_n[prim];
+			uint32_t pid = m->api.v[rp->node[f0].api].pid;
+			for (size_t j = 0; j < rp->nnode; j++) {
+				struct rp_node *d = &rp->node[j];
+				size_t lo = f0, hi = f1;
+				int head = j == rp->thread_first[d->thread];
+				if (d->thread == prim || (!head && d->seg < idle) || m->api.v[d->api].pid != pid)
+					continue;
+				while (lo < hi) { /* first primary node ending after d->start */
+					size_t mid = (lo + hi) / 2;
+					if (rp->node[mid].end <= d->start)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				if (lo > f0 && (head || rp->node[lo - 1].end > d->start - d->seg)) {
+					d->trig = (uint32_t)(lo - 1);
+					d->trig_delay = d->start - rp->node[lo - 1].end;
+				}
+			}
+		}
+	}
 	free(ek);
 	free(ok);
 	free(launcher);
@@ -351,7 +464,18 @@ void az_replay_free(struct az_replay *rp)
 	free(rp->thread_n);
 	free(rp->node_of_api);
 	free(rp->unit_last);
+	free(rp->unit_first);
 	free(rp);
+}
+
+uint64_t az_replay_host_code(const struct az_replay *rp, uint32_t node)
+{
+	const struct rp_node *d;
+
+	if (!rp || node >= rp->nnode)
+		return 0;
+	d = &rp->node[node];
+	return d->seg > d->other ? d->seg - d->other : 0;
 }
 
 uint32_t az_replay_node_of_api(const struct az_replay *rp, uint32_t api_row)
@@ -423,8 +547,11 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 	uint32_t *pos;                       /* per queue: next task (thread: node index; stream: op index) */
 	uint32_t *park;                      /* per queue: parked on (threads: an op; streams: a node), or NONE */
 	uint8_t *force;                      /* per stream: replay the next op without its launch edge */
+	uint32_t *parkn;                     /* per thread: parked on a call of the primary thread, or NONE */
+	uint8_t *forcen;                     /* per thread: replay the next call without its trigger edge */
 	uint64_t *cut;                       /* per node: host time cut from its segment */
-	uint64_t *last;
+	uint8_t *keep;                       /* per node: inside a one-off, not transformed */
+	uint64_t *last, *first;
 	size_t nq = rp->nthreads + rp->nstreams, nparked = 0;
 	struct heap h;
 	uint64_t saved = 0;
@@ -437,11 +564,29 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 	pos = xmalloc((nq + 1) * sizeof(uint32_t));
 	park = xmalloc((nq + 1) * sizeof(uint32_t));
 	force = xcalloc(nq + 1, 1);
+	parkn = xmalloc((nq + 1) * sizeof(uint32_t));
+	forcen = xcalloc(nq + 1, 1);
 	last = xcalloc(rp->nunits + 1, sizeof(uint64_t));
+	first = xmalloc((rp->nunits + 1) * sizeof(uint64_t));
+	for (size_t u = 0; u <= rp->nunits; u++)
+		first[u] = UINT64_MAX;
 	cut = xcalloc(rp->nnode + 1, sizeof(uint64_t));
 	h.v = xmalloc((nq + 1) * sizeof(*h.v));
 	h.n = 0;
 
+	/* one-offs stay as recorded: the calls and host time inside a one-off gap are not transformed */
+	keep = xcalloc(rp->nnode + 1, 1);
+	for (size_t g = 0; x && g < c->ngaps; g++) {
+		const struct az_gap *gp = &c->gaps[g];
+		uint32_t j;
+		if (!gp->oneoff || gp->api == NONE || (j = rp->node_of_api[gp->api]) == NONE)
+			continue;
+		for (uint32_t q = j;; q--) {
+			keep[q] = 1;
+			if (rp->node[q].start <= gp->start || q == rp->thread_first[rp->node[q].thread])
+				break;
+		}
+	}
 	/* host time the transformation removes, gap by gap (spilled backwards inside the gap) */
 	if (x && x->causes) {
 		for (size_t g = 0; g < c->ngaps; g++) {
@@ -473,6 +618,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 	for (size_t q = 0; q < nq; q++) {
 		struct queue e;
 		park[q] = NONE;
+		parkn[q] = NONE;
 		if (q < rp->nthreads) {
 			pos[q] = rp->thread_first[q];
 			e.key = rp->node[pos[q]].start;
@@ -488,11 +634,14 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 		uint32_t q;
 		if (!h.n) {
 			/* only parked queues left (a dependency the recorded order did not respect): release one */
-			for (q = 0; q < nq && park[q] == NONE; q++)
+			for (q = 0; q < nq && park[q] == NONE && (q >= rp->nthreads || parkn[q] == NONE); q++)
 				;
 			if (q == nq)
 				break;
-			if (q < rp->nthreads) {
+			if (q < rp->nthreads && parkn[q] != NONE) {
+				forcen[q] = 1; /* replay this call without its trigger edge */
+				parkn[q] = NONE;
+			} else if (q < rp->nthreads) {
 				if (!done[park[q]]) {
 					os[park[q]] = rp->op[park[q]].start;
 					oe[park[q]] = rp->op[park[q]].end;
@@ -501,7 +650,9 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 			} else {
 				force[q] = 1; /* replay this op without its launch edge */
 			}
-			park[q] = NONE;
+			if (park[q] != NONE) {
+				park[q] = NONE;
+			}
 			nparked--;
 			e.q = q;
 			e.key = 0;
@@ -515,9 +666,24 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 			uint64_t s, dur, seg;
 			int nodep = 0;
 			seg = d->seg > cut[j] ? d->seg - cut[j] : 0;
-			s = j == rp->thread_first[q] ? d->start : ne[j - 1] + seg;
+			if (x && x->seg && !keep[j])
+				seg = x->seg(x->ctx, c, rp, j, d->api, seg);
+			if (d->trig != NONE && !forcen[q]) {
+				const struct rp_node *tr = &rp->node[d->trig];
+				if (pos[tr->thread] <= d->trig) {
+					parkn[q] = d->trig;
+					nparked++;
+					continue;
+				}
+				s = ne[d->trig] + d->trig_delay;
+				if (j != rp->thread_first[q])
+					s = umax(s, ne[j - 1]);
+			} else {
+				s = j == rp->thread_first[q] ? d->start : ne[j - 1] + seg;
+			}
+			forcen[q] = 0;
 			dur = d->end - d->start;
-			if (x && x->call)
+			if (x && x->call && !keep[j])
 				dur = x->call(x->ctx, c, rp, j, d->api, dur, &nodep);
 			if (d->wait != NONE && !nodep) {
 				if (!done[d->wait]) {
@@ -532,7 +698,15 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 				ne[j] = s + (d->wait != NONE ? umin(d->own, dur) : dur);
 			}
 			pos[q]++;
-			/* wake the streams parked on this launch */
+			/* wake the queues parked on this call */
+			if (nparked)
+				for (size_t p = 0; p < rp->nthreads; p++)
+					if (parkn[p] == j) {
+						struct queue w = { rp->node[pos[p]].start, (uint32_t)p };
+						parkn[p] = NONE;
+						nparked--;
+						heap_push(&h, w);
+					}
 			if (nparked)
 				for (size_t p = rp->nthreads; p < nq; p++)
 					if (park[p] == j) {
@@ -579,6 +753,8 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 			done[i] = 1;
 			if (oe[i] > last[o->unit])
 				last[o->unit] = oe[i];
+			if (s < first[o->unit])
+				first[o->unit] = s;
 			/* wake the queues parked on this op */
 			if (nparked)
 				for (size_t p = 0; p < rp->nthreads; p++)
@@ -595,8 +771,29 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 			}
 		}
 	}
+	if (getenv("GS_REPLAY_DEBUG") && x) {
+		int shown = 0;
+		for (size_t j = 0; j < rp->nnode; j++)
+			if (rp->node[j].wait != NONE || rp->node[j].trig != NONE)
+				fprintf(stderr, "node %zu thread %u api %s wait %u trig %u start %llu -> %llu end %llu -> %llu own %llu wake %llu\n", j,
+					rp->node[j].thread, model_str(c->m, c->m->api.v[rp->node[j].api].name_id), rp->node[j].wait,
+					rp->node[j].trig, (unsigned long long)rp->node[j].start, (unsigned long long)ns[j],
+					(unsigned long long)rp->node[j].end, (unsigned long long)ne[j],
+					(unsigned long long)rp->node[j].own, (unsigned long long)rp->node[j].wake);
+		for (size_t i = 0; i < rp->nop && shown < 30; i++) {
+			const struct rp_op *o = &rp->op[i];
+			if (o->lat > 50000 || o->kk > 50000 || (o->launch != NONE && rp->node[o->launch].wait != NONE)) {
+				fprintf(stderr, "op %zu kind %d launch %u prev %u start %llu -> %llu lat %llu kk %llu\n", i, o->kind,
+					o->launch, o->prev, (unsigned long long)o->start, (unsigned long long)os[i],
+					(unsigned long long)o->lat, (unsigned long long)o->kk);
+				shown++;
+			}
+		}
+	}
 	for (size_t u = 0; u < rp->nunits; u++) {
-		int64_t d = (int64_t)rp->unit_last[u] - (int64_t)last[u];
+		/* the span from the first start to the last end: a shift of everything saves nothing */
+		int64_t d = rp->unit_first[u] == UINT64_MAX ? 0
+			: ((int64_t)rp->unit_last[u] - (int64_t)rp->unit_first[u]) - ((int64_t)last[u] - (int64_t)first[u]);
 		if (unit_saved)
 			unit_saved[u] = d;
 		if (d > 0)
@@ -610,8 +807,12 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 	free(pos);
 	free(park);
 	free(force);
+	free(parkn);
+	free(forcen);
 	free(last);
+	free(first);
 	free(cut);
+	free(keep);
 	free(h.v);
 	return saved;
 }

@@ -1,16 +1,70 @@
 /*
- * rule_launch.c - launch-bound: many short kernels, the GPU queue empty
- * between them, launch time as large as kernel time.
+ * rule_launch.c - the host path between launches: launch-bound and
+ * host-bound, one finding for one cause.
  *
- * The gain is the idle time of gaps whose next kernel was launched only
- * after the gap began and during which the launching thread was launching
- * or dispatching (timeline.c: CAUSE_LAUNCH), less the ~1 us per gap that a
- * CUDA graph replay still leaves.  The launch API time minus the kernel
- * time is printed next to it as a cross-check.
+ * The GPU idles with an empty queue while the thread that launches its
+ * work is on the CPU between launches: inside launch calls and short
+ * dispatch pauses (launch-bound: tiny kernels, eager frameworks), or in
+ * longer stretches of framework or Python code (host-bound: eager
+ * inference, small batches, compiled code without graphs).  A CUDA graph
+ * removes the whole CPU path between launches, not only the launch calls,
+ * so both are one finding; its id says which part dominates.
+ *
+ * The gain is the replay's (replay.c): the launching thread's CPU work and
+ * dispatch in every idle gap removed (timeline.c: CAUSE_CPU, CAUSE_LAUNCH)
+ * and each kernel started launch-bound.graph_gap_us after the previous
+ * one, as a graph replay does.  Without a graph (no API records): the
+ * attributed idle time less graph_gap_us per gap.
  */
 #include "internal.h"
 
 #include <stdlib.h>
+
+struct graph_ctx {
+	uint64_t gap;              /* launch-bound.graph_gap_us */
+	uint64_t dispatch;         /* engine.max_gap_us */
+};
+
+/* In a graph replay kernels follow each other graph_gap_us apart, with no launch call to wait for. */
+static uint64_t graph_latency(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op,
+			      uint64_t lat)
+{
+	uint64_t g = ((const struct graph_ctx *)ctx)->gap;
+
+	(void)c;
+	(void)rp;
+	(void)op;
+	return lat < g ? lat : g;
+}
+
+/* A graph replays the captured launches: their CPU cost goes. */
+static uint64_t graph_call(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t node,
+			   uint32_t api_row, uint64_t dur, int *nodep)
+{
+	int cls = (int)c->api_class[c->m->api.v[api_row].name_id];
+
+	(void)ctx;
+	(void)rp;
+	(void)node;
+	(void)nodep;
+	return cls == API_LAUNCH || cls == API_COPY_ASYNC ? 0 : dur;
+}
+
+/*
+ * ... and so does the host code between them (Python, the framework's
+ * dispatch, autograd): what stays is the segment's I/O, waits, locks,
+ * sleeps and data-loading frames, which a graph does not capture.
+ */
+static uint64_t graph_seg(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t node,
+			  uint32_t api_row, uint64_t seg)
+{
+	uint64_t host = az_replay_host_code(rp, node);
+
+	(void)ctx;
+	(void)c;
+	(void)api_row;
+	return seg > host ? seg - host : 0;
+}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -24,6 +78,10 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 	uint64_t short_ns = (uint64_t)(az_param(c, self, "short_kernel_us") * 1e3);
 	uint64_t graph_gap = (uint64_t)(az_param(c, self, "graph_gap_us") * 1e3);
 	uint64_t nk = 0, nshort = 0, kern_ns = 0, nlaunch = 0, launch_ns = 0, ngraph = 0, gain_ns;
+	uint64_t host_ns, gaps, saved = 0;
+	struct finding *f;
+	const char *id;
+	int launch;
 	uint64_t sample[4096], median = 0, lsample[4096], lmedian = 0;
 	size_t ns = 0, nls = 0;
 	struct strbuf ev = STRBUF_INIT, formula = STRBUF_INIT;
@@ -66,15 +124,29 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 	qsort(lsample, nls, sizeof(lsample[0]), cmp_u64);
 	lmedian = nls ? lsample[nls / 2] : 0;
 	short_share = az_div((double)nshort, (double)nk);
-	gain_ns = c->cause[CAUSE_LAUNCH].ns;
-	gain_ns = gain_ns > graph_gap * c->cause[CAUSE_LAUNCH].gaps
-		? gain_ns - graph_gap * c->cause[CAUSE_LAUNCH].gaps : 0;
+	host_ns = c->cause[CAUSE_CPU].ns + c->cause[CAUSE_LAUNCH].ns;
+	gaps = c->cause[CAUSE_LAUNCH].gaps > c->cause[CAUSE_CPU].gaps ? c->cause[CAUSE_LAUNCH].gaps
+								     : c->cause[CAUSE_CPU].gaps;
+	gain_ns = host_ns > graph_gap * gaps ? host_ns - graph_gap * gaps : 0;
 	gain = az_div((double)gain_ns, (double)c->unit_wall_ns);
+	{
+		struct az_xform x = { 0 };
+		struct graph_ctx gc = { graph_gap, (uint64_t)(az_engine_param(c, "max_gap_us") * 1e3) };
+		double g;
+		x.causes = 1u << CAUSE_CPU | 1u << CAUSE_LAUNCH;
+		x.ctx = &gc;
+		x.latency = graph_latency;
+		x.call = graph_call;
+		x.seg = graph_seg;
+		if (gain >= az_param(c, self, "min_gain") && (g = az_replay_gain(c, &x, &saved)) >= 0)
+			gain = g;
+	}
 	if (gain < az_param(c, self, "min_gain"))
 		return;
-	/* medians, so that a few first launches that load modules do not count */
-	if (short_share < az_param(c, self, "min_short_share") && !(nls && lmedian >= median))
-		return;
+	/* launch calls and dispatch pauses dominate, with short kernels: launch-bound; else host-bound */
+	launch = c->cause[CAUSE_LAUNCH].ns >= c->cause[CAUSE_CPU].ns &&
+		 (short_share >= az_param(c, self, "min_short_share") || (nls && lmedian >= median));
+	id = launch ? "launch-bound" : "host-bound";
 
 	strbuf_addf(&ev, "%llu kernels in the window, %llu (%.0f%%) shorter than %s, median %s; %llu from CUDA graphs\n",
 		    (unsigned long long)nk, (unsigned long long)nshort, short_share * 100,
@@ -97,33 +169,44 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 			    fmt_duration(b1, sizeof(b1), (double)launch_ns / (double)c->nsteps),
 			    fmt_duration(b2, sizeof(b2), (double)kern_ns / (double)c->nsteps),
 			    fmt_duration(b3, sizeof(b3), launch_ns > kern_ns ? (double)(launch_ns - kern_ns) : 0));
-	strbuf_addf(&ev, "GPU idle with an empty queue while the CPU was launching or dispatching: ");
-	az_describe_cause(c, CAUSE_LAUNCH, &ev);
-	strbuf_addch(&ev, '\n');
-	{
-		static const int cs[] = { CAUSE_LAUNCH };
-		az_steps_line(c, cs, 1, &ev);
+	strbuf_addstr(&ev, "GPU idle with an empty queue while the launching thread was on the CPU between launches:\n");
+	if (c->cause[CAUSE_LAUNCH].ns) {
+		strbuf_addstr(&ev, "  in launch calls and dispatch pauses under engine.max_gap_us: ");
+		az_describe_cause(c, CAUSE_LAUNCH, &ev);
+		strbuf_addch(&ev, '\n');
 	}
-	for (int k = 0; k < 3; k++)
-		if (c->cause[CAUSE_LAUNCH].big[k].end > c->cause[CAUSE_LAUNCH].big[k].start)
-			where[nw++] = c->cause[CAUSE_LAUNCH].big[k];
-	strbuf_addf(&formula, "(idle time of gaps whose next kernel was launched after the gap began, while the launching "
-		    "thread was in launch calls or in CPU pauses under launch-bound.max_gap_us) - %s per such gap that a "
-		    "CUDA graph replay keeps, divided by the analysed GPU time",
+	if (c->cause[CAUSE_CPU].ns) {
+		strbuf_addstr(&ev, "  in host code between launches (framework, Python): ");
+		az_describe_cause(c, CAUSE_CPU, &ev);
+		strbuf_addch(&ev, '\n');
+	}
+	az_cpu_line(c, &ev);
+	{
+		static const int cs[] = { CAUSE_LAUNCH, CAUSE_CPU };
+		az_steps_line(c, cs, 2, &ev);
+		nw = az_where_of(c, cs, 2, where);
+	}
+	strbuf_addf(&formula, "the replay's saving when the launching thread's CPU time between launches inside idle gaps "
+		    "(launch calls, dispatch, host code) is cut to a graph replay's and kernels follow %s apart, "
+		    "divided by the analysed GPU time",
 		    fmt_duration(b1, sizeof(b1), (double)graph_gap));
-	az_add(c, "launch-bound", az_severity(gain), gain,
-	       "Launch-bound: the GPU waits for the CPU to launch short kernels", formula.buf, ev.buf,
-	       ngraph * 2 >= nk
-	       ? "Most kernels already come from CUDA graphs: capture larger graphs (a whole step, or several) so that one "
-		 "launch covers more work, fuse the tiny kernels inside them, and launch graphs ahead instead of waiting "
-		 "between them"
-	       : c->pytorch
-	       ? "Cut the per-kernel CPU cost: capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or "
-		 "torch.cuda.CUDAGraph / torch.cuda.make_graphed_callables), fuse small element-wise ops with torch.compile, "
-		 "use fused/foreach optimizers (fused=True), and raise the batch size so each kernel does more work"
-	       : "Cut the per-kernel CPU cost: capture the launch sequence once in a CUDA graph (cudaStreamBeginCapture ... "
-		 "cudaGraphInstantiate, then cudaGraphLaunch per step), fuse small kernels, and give each kernel more work",
-	       where, nw);
+	f = az_add(c, id, az_severity(gain), gain,
+		   launch ? "Launch-bound: the GPU waits for the CPU to launch short kernels"
+			  : "Host-bound: the GPU waits while the launching thread runs framework or Python code between launches",
+		   formula.buf, ev.buf,
+		   ngraph * 2 >= nk
+		   ? "Most kernels already come from CUDA graphs: capture larger graphs (a whole step, or several) so that one "
+		     "launch covers more work, fuse the tiny kernels inside them, and launch graphs ahead instead of waiting "
+		     "between them"
+		   : c->pytorch
+		   ? "Cut the CPU path between kernels: capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or "
+		     "torch.cuda.CUDAGraph / torch.cuda.make_graphed_callables), fuse small element-wise ops with torch.compile, "
+		     "use fused/foreach optimizers (fused=True), remove host syncs from the step (.item(), .cpu(), printing tensors), "
+		     "and raise the batch size so each kernel does more work"
+		   : "Cut the CPU path between kernels: capture the launch sequence once in a CUDA graph (cudaStreamBeginCapture ... "
+		     "cudaGraphInstantiate, then cudaGraphLaunch per step), fuse small kernels, and give each kernel more work",
+		   where, nw);
+	az_replay_finding(c, f, "the launching thread's CPU time between launches cut to a CUDA graph replay's", saved);
 	strbuf_release(&ev);
 	strbuf_release(&formula);
 }

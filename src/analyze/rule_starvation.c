@@ -1,13 +1,18 @@
 /*
- * rule_starvation.c - gpu-starvation and its sub-kind data-loading.
+ * rule_starvation.c - the GPU starved by CPU work that is not the launch
+ * path: data-loading, host-io and gpu-starvation.
  *
- * Reads the gap attribution of timeline.c.  Idle time while the thread that
- * feeds the GPU did data work (I/O, waiting on loader processes, CPU work in
- * an NVTX range named like data work) is a `data-loading` finding; idle time
- * while it computed outside any traced call, waited on a lock or slept is a
- * `gpu-starvation` finding.  Gaps after synchronisations, inside allocation
- * calls and while launching belong to the synchronization, allocation-churn
- * and launch-bound rules, so no idle time is counted twice.
+ * Reads the gap attribution of timeline.c, whose evidence is, strongest
+ * first: OS-runtime calls, the CUDA call that blocked, CPU samples, the
+ * framework's structure (DataLoader frames), the user's --data-range.
+ *  - data-loading: reads, waits on loader processes, time in DataLoader
+ *    frames or --data-range ranges, host work that ends in a batch upload;
+ *  - host-io: writes (results, checkpoints, logs) on the launching thread;
+ *  - gpu-starvation: locks, sleeps, other CUDA calls, no CPU record.
+ * Host code between launches is launch-bound's (rule_launch.c); gaps after
+ * synchronisations and inside allocation calls belong to their rules, so no
+ * idle time is counted twice.  Gains are the replay's, with the time of
+ * those causes removed from the launching thread.
  */
 #include "internal.h"
 
@@ -18,7 +23,8 @@ static void data_loading(struct az_ctx *c, const struct az_rule *self)
 	static const int causes[] = { CAUSE_IO, CAUSE_WAIT, CAUSE_DATA_CPU, CAUSE_DATA_PREP };
 	struct strbuf ev = STRBUF_INIT, title = STRBUF_INIT;
 	struct interval where[3];
-	uint64_t ns = 0;
+	uint64_t ns = 0, saved = 0;
+	struct finding *f;
 	int dom = CAUSE_IO;
 	double gain;
 	size_t nw;
@@ -30,11 +36,20 @@ static void data_loading(struct az_ctx *c, const struct az_rule *self)
 			dom = causes[i];
 	}
 	gain = az_div((double)ns, (double)c->unit_wall_ns);
+	if (gain >= az_param(c, self, "min_gain")) {
+		struct az_xform x = { 0 };
+		double g;
+		for (size_t i = 0; i < ARRAY_SIZE(causes); i++)
+			x.causes |= 1u << causes[i];
+		if ((g = az_replay_gain(c, &x, &saved)) >= 0)
+			gain = g;
+	}
 	if (gain < az_param(c, self, "min_gain"))
 		return;
 	strbuf_addf(&title, "GPU starved by CPU data loading (%s)",
-		    dom == CAUSE_IO ? "blocked in I/O" : dom == CAUSE_WAIT ? "waiting on loader processes"
-		    : "data preparation on the feeding thread");
+		    dom == CAUSE_IO ? "blocked in reads" : dom == CAUSE_WAIT ? "waiting on loader processes"
+		    : dom == CAUSE_DATA_CPU ? "in the data loader's frames on the feeding thread"
+		    : "data preparation before each batch upload on the feeding thread");
 	az_idle_line(c, &ev);
 	strbuf_addf(&ev, "idle while the feeding thread did data work: %s\n", fmt_duration(b, sizeof(b), (double)ns));
 	for (size_t i = 0; i < ARRAY_SIZE(causes); i++) {
@@ -46,7 +61,7 @@ static void data_loading(struct az_ctx *c, const struct az_rule *self)
 	az_cpu_line(c, &ev);
 	az_steps_line(c, causes, ARRAY_SIZE(causes), &ev);
 	nw = az_where_of(c, causes, ARRAY_SIZE(causes), where);
-	az_add(c, "data-loading", az_severity(gain), gain, title.buf,
+	f = az_add(c, "data-loading", az_severity(gain), gain, title.buf,
 	       "idle time during which the thread that launches the next GPU work was reading, waiting on "
 	       "loader processes or preparing data (NVTX), divided by the analysed GPU time; a loader with "
 	       "parallel workers and prefetching hides all of it, because batches are independent",
@@ -59,26 +74,74 @@ static void data_loading(struct az_ctx *c, const struct az_rule *self)
 		 "pinned buffers, cudaMemcpyAsync on a separate stream, events to hand batches over (double buffering); read in large "
 		 "requests from fast local storage",
 	       where, nw);
+	az_replay_finding(c, f, "the data work moved off the launching thread (overlapped with the GPU)", saved);
 	strbuf_release(&ev);
 	strbuf_release(&title);
 }
 
+/* Output written on the launching thread while the GPU waits. */
+static void host_io(struct az_ctx *c, const struct az_rule *self)
+{
+	static const int causes[] = { CAUSE_IO_WRITE };
+	struct strbuf ev = STRBUF_INIT;
+	struct interval where[3];
+	struct finding *f;
+	uint64_t saved = 0;
+	double gain = az_div((double)c->cause[CAUSE_IO_WRITE].ns, (double)c->unit_wall_ns), g;
+	size_t nw;
+
+	if (gain < az_param(c, self, "min_gain"))
+		return;
+	{
+		struct az_xform x = { 0 };
+		x.causes = 1u << CAUSE_IO_WRITE;
+		if ((g = az_replay_gain(c, &x, &saved)) >= 0)
+			gain = g;
+	}
+	if (gain < az_param(c, self, "min_gain"))
+		return;
+	az_idle_line(c, &ev);
+	az_describe_cause(c, CAUSE_IO_WRITE, &ev);
+	strbuf_addch(&ev, '\n');
+	az_steps_line(c, causes, 1, &ev);
+	nw = az_where_of(c, causes, 1, where);
+	f = az_add(c, "host-io", az_severity(gain), gain,
+		   "GPU idle while the launching thread writes output (file or socket I/O)",
+		   "the replay's saving when the launching thread's writes inside idle gaps move to a background thread, "
+		   "divided by the analysed GPU time", ev.buf,
+		   "Write results, checkpoints and logs from a background thread or process (a queue of finished buffers), "
+		   "or asynchronously (io_uring, aio, torch.distributed.checkpoint's async save); batch small writes; keep the "
+		   "thread that launches GPU work free of file and socket output",
+		   where, nw);
+	az_replay_finding(c, f, "the writes moved to a background thread", saved);
+	strbuf_release(&ev);
+}
+
 static void starvation(struct az_ctx *c, const struct az_rule *self)
 {
-	static const int causes[] = { CAUSE_CPU, CAUSE_LOCK, CAUSE_SLEEP, CAUSE_API, CAUSE_UNKNOWN };
+	static const int causes[] = { CAUSE_LOCK, CAUSE_SLEEP, CAUSE_API, CAUSE_UNKNOWN };
 	struct strbuf ev = STRBUF_INIT, title = STRBUF_INIT, fix = STRBUF_INIT;
 	struct interval where[3];
 	uint64_t ns;
-	int dom = CAUSE_CPU;
-	double gain;
+	int dom = CAUSE_LOCK;
+	double gain, g;
 	size_t nw;
+	uint64_t saved = 0;
+	struct finding *f;
+	struct az_xform x = { 0 };
 
-	for (size_t i = 0; i < ARRAY_SIZE(causes); i++)
+	ns = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(causes); i++) {
 		if (c->cause[causes[i]].ns > c->cause[dom].ns)
 			dom = causes[i];
-	ns = c->cause[CAUSE_CPU].ns + c->cause[CAUSE_LOCK].ns + c->cause[CAUSE_API].ns +
-	     c->cause[CAUSE_UNKNOWN].ns + c->cause[CAUSE_SLEEP].ns;
+		ns += c->cause[causes[i]].ns;
+		x.causes |= 1u << causes[i];
+	}
 	gain = az_div((double)ns, (double)c->unit_wall_ns);
+	if (gain < az_param(c, self, "min_gain"))
+		return;
+	if ((g = az_replay_gain(c, &x, &saved)) >= 0)
+		gain = g;
 	if (gain < az_param(c, self, "min_gain"))
 		return;
 	switch (dom) {
@@ -123,11 +186,12 @@ static void starvation(struct az_ctx *c, const struct az_rule *self)
 	az_cpu_line(c, &ev);
 	az_steps_line(c, causes, ARRAY_SIZE(causes), &ev);
 	nw = az_where_of(c, causes, ARRAY_SIZE(causes), where);
-	az_add(c, "gpu-starvation", az_severity(gain), gain, title.buf,
-	       "idle time while the thread that launches the next GPU work computed outside CUDA calls, waited on a lock, "
-	       "slept, was in other CUDA calls or was not recorded, divided by the analysed GPU time: the most that moving "
-	       "that work off the launch path (another thread or process, the GPU, or fewer sleeps) can save",
-	       ev.buf, fix.buf, where, nw);
+	f = az_add(c, "gpu-starvation", az_severity(gain), gain, title.buf,
+		   "the replay's saving when the launching thread's idle-time waits on locks, sleeps, other CUDA calls "
+		   "and unrecorded time are removed, divided by the analysed GPU time: the most that moving that work off "
+		   "the launch path (another thread or process, or fewer sleeps) can save",
+		   ev.buf, fix.buf, where, nw);
+	az_replay_finding(c, f, "the launching thread's waits on locks, sleeps and other CUDA calls removed", saved);
 	strbuf_release(&ev);
 	strbuf_release(&title);
 	strbuf_release(&fix);
@@ -138,5 +202,6 @@ void rule_starvation(struct az_ctx *c, const struct az_rule *self)
 	if (!c->has_gpu)
 		return;
 	data_loading(c, self);
+	host_io(c, self);
 	starvation(c, self);
 }

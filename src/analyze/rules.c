@@ -99,10 +99,10 @@ static const struct az_param p_throttle[] = {
 
 const struct az_rule az_rules[] = {
 	{ "engine", "The engine: gaps, their attribution, one-offs, the replay", NULL, p_engine, "" },
-	{ "gpu-starvation", "GPU starved by the CPU", rule_starvation, p_starvation,
-	  "data-loading,gpu-starvation" },
-	{ "launch-bound", "Launch-bound: short kernels, empty GPU queue", rule_launch, p_launch,
-	  "launch-bound" },
+	{ "gpu-starvation", "GPU starved by the CPU: data loading, output I/O, locks, sleeps", rule_starvation,
+	  p_starvation, "data-loading,host-io,gpu-starvation" },
+	{ "launch-bound", "The host path between launches: launch calls, dispatch, framework code", rule_launch,
+	  p_launch, "launch-bound,host-bound" },
 	{ "synchronization", "Blocking synchronisation followed by GPU idle time", rule_sync, p_sync,
 	  "synchronization" },
 	{ "copies", "Slow or serialised memory copies", rule_copies, p_copies,
