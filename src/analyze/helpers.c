@@ -96,6 +96,29 @@ double az_replay_gain(struct az_ctx *c, const struct az_xform *x, uint64_t *save
 	*saved_ns = 0;
 	if (!c->replay || !c->unit_wall_ns)
 		return -1;
+	if (x && x->causes) {
+		/*
+		 * The replay moves GPU work through launch edges: where most of
+		 * the attributed time lies in gaps whose next operation has no
+		 * launch record (unified-memory migrations, traces without
+		 * correlation), it cannot show the fix; the attribution stands.
+		 */
+		uint64_t all = 0, linked = 0;
+		for (size_t g = 0; g < c->ngaps; g++) {
+			const struct az_gap *gp = &c->gaps[g];
+			uint64_t ns = 0;
+			if (gp->oneoff)
+				continue;
+			for (int k = 0; k < CAUSE__N; k++)
+				if (x->causes & (1u << k))
+					ns += gp->part[k];
+			all += ns;
+			if (gp->api != UINT32_MAX && az_replay_node_of_api(c->replay, gp->api) != UINT32_MAX)
+				linked += ns;
+		}
+		if (linked * 2 < all)
+			return -1;
+	}
 	s = az_replay_run(c, c->replay, x, NULL);
 	*saved_ns = s;
 	return az_div((double)s, (double)c->unit_wall_ns);

@@ -14,6 +14,11 @@
  *  - small-copies: many copies under copies.small_bytes.  Gain: their
  *    exposed time minus the time their bytes take at the large-copy
  *    bandwidth (what one batched copy would cost).
+ *  - copy-bound: a GPU whose busy time is mostly host<->device copies
+ *    (copies.copy_bound_share).  Gain: the replay's, with the copies' data
+ *    kept resident on the device (the copies gone); the replays with the
+ *    copies at the pinned bandwidth and overlapped with compute are given
+ *    beside it.
  */
 #include "internal.h"
 
@@ -94,6 +99,99 @@ static void top3(struct interval w[3], size_t *n, uint64_t a, uint64_t b)
 			min = q;
 	if (b - a > w[min].end - w[min].start)
 		w[min] = (struct interval){ a, b };
+}
+
+/* Replay hooks: host<->device copies removed (data resident), or at the pinned bandwidth. */
+struct copy_xf {
+	const struct model *m;
+	double pinned_gbps;        /* 0: remove them */
+};
+
+static uint64_t copy_op(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op, int kind,
+			uint32_t row, uint64_t dur)
+{
+	const struct copy_xf *x = ctx;
+	const struct trace_memcpy *k;
+
+	(void)c;
+	(void)rp;
+	(void)op;
+	if (kind != 1)
+		return dur;
+	k = &x->m->memcpys.v[row];
+	if (host_dir(k->kind) < 0)
+		return dur;
+	if (!x->pinned_gbps)
+		return 0;
+	{
+		uint64_t at = (uint64_t)((double)k->bytes / x->pinned_gbps);
+		return at < dur ? at : dur;
+	}
+}
+
+static void copy_bound(struct az_ctx *c, const struct az_rule *self, double pinned_gbps)
+{
+	const struct model *m = c->m;
+	uint64_t copy_ns = 0, busy_ns = 0, kern_ns = 0, bytes = 0, n = 0, npg = 0, saved = 0, saved_pin = 0;
+	struct strbuf ev = STRBUF_INIT;
+	struct copy_xf xf = { m, 0 };
+	struct az_xform x = { 0 };
+	struct finding *f;
+	double share, gain, g_pin = -1;
+	char b1[64], b2[64], b3[64];
+
+	for (size_t u = 0; u < c->nunits; u++) {
+		struct az_unit *un = &c->units[u];
+		if (!un->has_work)
+			continue;
+		copy_ns += ivset_total(&un->copy);
+		kern_ns += ivset_total(&un->compute) + ivset_total(&un->comm);
+		busy_ns += un->busy_ns;
+	}
+	for (size_t i = 0; i < m->memcpys.n; i++) {
+		const struct trace_memcpy *k = &m->memcpys.v[i];
+		if (host_dir(k->kind) < 0 || !az_in_win(c, k->start))
+			continue;
+		n++;
+		bytes += k->bytes;
+		npg += k->src_kind == MEM_PAGEABLE || k->dst_kind == MEM_PAGEABLE;
+	}
+	share = az_div((double)copy_ns, (double)busy_ns);
+	if (!n || share < az_param(c, self, "copy_bound_share"))
+		return;
+	x.ctx = &xf;
+	x.op = copy_op;
+	gain = az_replay_gain(c, &x, &saved);
+	if (gain < 0) /* no graph: the copies' time that no kernel overlaps */
+		gain = az_div((double)(busy_ns > kern_ns ? busy_ns - kern_ns : 0), (double)c->unit_wall_ns);
+	if (gain < az_param(c, self, "min_gain"))
+		return;
+	xf.pinned_gbps = pinned_gbps;
+	g_pin = az_replay_gain(c, &x, &saved_pin);
+	strbuf_addf(&ev, "copies take %.0f%% of the GPU's busy time: %s of copies, %s of kernels, over %s analysed\n",
+		    share * 100, fmt_duration(b1, sizeof(b1), (double)copy_ns), fmt_duration(b2, sizeof(b2), (double)kern_ns),
+		    fmt_duration(b3, sizeof(b3), (double)c->unit_wall_ns));
+	strbuf_addf(&ev, "%llu host<->device copies, %s (%.1f GB/s over their GPU time), %llu from/to pageable memory\n",
+		    (unsigned long long)n, fmt_bytes(b1, sizeof(b1), (double)bytes),
+		    az_div((double)bytes, (double)copy_ns), (unsigned long long)npg);
+	if (g_pin >= 0)
+		strbuf_addf(&ev, "replayed with every copy at %.1f GB/s (pinned, this run or copies.pinned_gbps): %.1f%% "
+			    "shorter; with the data resident on the device: %.1f%% shorter\n",
+			    pinned_gbps, g_pin * 100, gain * 100);
+	f = az_add(c, "copy-bound", az_severity(gain), gain,
+		   "Copy-bound: the GPU is busy mostly moving data between host and device",
+		   "the replay's saving with the host<->device copies gone (their data kept resident on the GPU), "
+		   "divided by the analysed GPU time; without API records, the copies' time that no kernel overlaps",
+		   ev.buf,
+		   c->pytorch
+		   ? "Keep the data on the GPU: move the model and reused tensors to the device once (no CPU offload of "
+		     "parameters or activations when memory allows: FSDP/DeepSpeed offload_params=False, no .cpu() round trips); "
+		     "where it must stream, use pinned memory and prefetch the next chunk on a side stream so copies overlap compute"
+		   : "Keep the data resident on the device between kernels instead of copying it back and forth; where it must "
+		     "stream, use pinned host memory and cudaMemcpyAsync on a copy stream overlapped with compute",
+		   NULL, 0);
+	az_replay_finding(c, f, "the host<->device copies' data kept resident on the GPU", saved);
+	strbuf_release(&ev);
 }
 
 void rule_copies(struct az_ctx *c, const struct az_rule *self)
@@ -323,6 +421,7 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self)
 			strbuf_release(&ev);
 		}
 	}
+	copy_bound(c, self, bw[0] > 0 ? bw[0] : assumed_gbps(c));
 	for (size_t i = 0; i < 2 * c->nunits + 2; i++)
 		ivset_release(&big_sets[i]);
 	free(big_sets);
