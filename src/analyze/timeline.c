@@ -230,6 +230,7 @@ struct tl {
 	uint64_t min_gap, launch_max_gap, sync_tol, oneoff_min, batch_bytes;
 	int all;                   /* a window was asked for (--start/--end): no one-offs */
 	uint8_t *seen;             /* per kernel name id: launched before in the window */
+	uint64_t *first_range;     /* per name id: start and end of the first NVTX range of that name in the window */
 	uint8_t seen_copy[32];     /* per copy kind (and sets): seen before in the window */
 };
 
@@ -393,7 +394,7 @@ static void add_part(struct parts *p, int cause, uint64_t ns, uint64_t name)
 
 /* What thread @t did in [a, e) outside its API calls. */
 static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint64_t gap_len,
-			    struct parts *p)
+			    struct parts *p, int *first_range)
 {
 	const struct model *m = l->m;
 	uint64_t api_ns = 0, os_ns = 0, data_ns = 0, rest, any_name = 0;
@@ -489,8 +490,13 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 				o = ov(a, e, r->start, r->end);
 				if (!o)
 					continue;
-				if (o * 2 > e - a || !any_name) /* deeper buckets come later: innermost wins */
+				if (o * 2 > e - a || !any_name) { /* deeper buckets come later: innermost wins */
 					any_name = (uint64_t)3 << 40 | r->name_id;
+					/* the first instance of its name in the window: a first call (lazy set-up) */
+					*first_range = o * 2 > e - a && r->name_id < m->str.nr &&
+						       r->start >= l->first_range[2 * r->name_id] &&
+						       r->start < l->first_range[2 * r->name_id + 1];
+				}
 				if (is_data_id(l, r->name_id)) {
 					data_ns = umax(data_ns, o);
 					if (o >= best) {
@@ -535,6 +541,7 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 	struct parts p;
 	uint64_t len = b - a, len_in, L, thr_key = 0;
 	size_t t = SIZE_MAX, step = 0;
+	int first_range = 0;
 
 	len_in = c->win.n > 1 ? az_win_overlap(c, a, b) : len;
 	if (len_in < l->min_gap)
@@ -582,7 +589,7 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 				blk = r;
 		}
 		/* what the thread did; explicit work (I/O, waits, allocations) keeps its cause */
-		thread_activity(l, t, a, L, len, &p);
+		thread_activity(l, t, a, L, len, &p, &first_range);
 		if (L < b) {
 			int cause = CAUSE_LAUNCH;
 			if (la && next->kind == 1 && next->pageable)
@@ -689,12 +696,15 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 		}
 		/*
 		 * A one-off: a long gap before the first GPU operation of its
-		 * kind in the window (start-up, lazy module loading, JIT
-		 * compilation or autotuning make new kernels; a steady-state
-		 * loop runs kernels it ran before).  Identified input loading
-		 * repeats with every batch, so it is never a one-off.
+		 * kind in the window, or spent mostly in the first instance of
+		 * an operator or range (start-up, lazy module loading, first
+		 * calls, JIT compilation or autotuning make new kernels or run
+		 * once; a steady-state loop runs kernels and operators it ran
+		 * before).  Identified input loading repeats with every batch,
+		 * so it is never a one-off.
 		 */
-		if (!l->all && ((first && len_in >= l->oneoff_min && strong * 2 < len_in) || dom == CAUSE_INIT)) {
+		if (!l->all && (((first || first_range) && len_in >= l->oneoff_min && strong * 2 < len_in) ||
+				dom == CAUSE_INIT)) {
 			struct az_oneoff *o;
 			g->oneoff = 1;
 			ALLOC_GROW(c->oneoffs, c->noneoffs + 1, c->alloc_oneoffs);
@@ -877,6 +887,14 @@ void az_build_timeline(struct az_ctx *c)
 	l.oneoff_min = (uint64_t)(az_engine_param(c, "oneoff_min_ms") * 1e6);
 	l.batch_bytes = (uint64_t)az_engine_param(c, "batch_bytes");
 	l.seen = xcalloc(m->str.nr + 1, 1);
+	l.first_range = xcalloc(2 * (size_t)m->str.nr + 2, sizeof(uint64_t));
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		const struct trace_nvtx_range *r = &m->nvtx.v[i];
+		if (r->name_id < m->str.nr && !l.first_range[2 * r->name_id] && r->end > c->lo) {
+			l.first_range[2 * r->name_id] = r->start;
+			l.first_range[2 * r->name_id + 1] = r->end > r->start ? r->end : r->start + 1;
+		}
+	}
 	l.all = c->o && (c->o->start || c->o->end);
 	if (!l.min_gap)
 		l.min_gap = 1;
@@ -960,6 +978,7 @@ void az_build_timeline(struct az_ctx *c)
 	free(l.credit);
 	free(l.credit_name);
 	free(l.seen);
+	free(l.first_range);
 }
 
 void az_release_timeline(struct az_ctx *c)
