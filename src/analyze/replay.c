@@ -297,7 +297,15 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		const struct rp_op *p = o->prev != NONE ? &rp->op[o->prev] : NULL;
 		const struct rp_node *l = o->launch != NONE ? &rp->node[o->launch] : NULL;
 		uint64_t since_prev = p && o->start > p->end ? o->start - p->end : 0;
-		if (l && (!p || (l->end > p->end && p->launch != o->launch))) {
+		/*
+		 * Launch-late: the stream drained before the launch call was
+		 * done (for a call that blocks until its copy ends, before the
+		 * call could have queued it: start + engine.launch_latency_us).
+		 */
+		int late = l && (!p || (p->launch != o->launch &&
+				       (blocking((int)c->api_class[m->api.v[l->api].name_id])
+					? l->start + lat0 > p->end : l->end > p->end)));
+		if (late) {
 			/* waited for its launch: the launch sets its start */
 			o->lat = o->start - l->start;
 			o->kk = umin(since_prev, spacing);
@@ -773,6 +781,13 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 	}
 	if (getenv("GS_REPLAY_DEBUG") && x) {
 		int shown = 0;
+		uint64_t kq = 0, ll = 0, nq2 = 0;
+		for (size_t i = 0; i < rp->nop; i++) {
+			if (rp->op[i].kk > 1000) { kq += rp->op[i].kk; nq2++; }
+			ll += rp->op[i].lat;
+		}
+		fprintf(stderr, "queued kk total %llu ns over %llu ops; lat total %llu\n", (unsigned long long)kq,
+			(unsigned long long)nq2, (unsigned long long)ll);
 		for (size_t j = 0; j < rp->nnode; j++)
 			if (rp->node[j].wait != NONE || rp->node[j].trig != NONE)
 				fprintf(stderr, "node %zu thread %u api %s wait %u trig %u start %llu -> %llu end %llu -> %llu own %llu wake %llu\n", j,

@@ -37,7 +37,12 @@ static uint64_t graph_latency(void *ctx, const struct az_ctx *c, const struct az
 	return lat < g ? lat : g;
 }
 
-/* A graph replays the captured launches: their CPU cost goes. */
+/*
+ * A graph replays the captured launches: their CPU cost goes, and so does
+ * every other non-blocking call of the launch path (stream and device
+ * queries, event records, the launchers' property lookups).  Blocking
+ * calls, allocations and start-up stay: a graph does not remove them.
+ */
 static uint64_t graph_call(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t node,
 			   uint32_t api_row, uint64_t dur, int *nodep)
 {
@@ -47,7 +52,7 @@ static uint64_t graph_call(void *ctx, const struct az_ctx *c, const struct az_re
 	(void)rp;
 	(void)node;
 	(void)nodep;
-	return cls == API_LAUNCH || cls == API_COPY_ASYNC ? 0 : dur;
+	return cls == API_LAUNCH || cls == API_COPY_ASYNC || cls == API_OTHER ? 0 : dur;
 }
 
 /*
