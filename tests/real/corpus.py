@@ -283,6 +283,8 @@ def check_real(doc, exp):
     must_not = exp.get("must_not") or []
     big = [f for f in findings if f["gain"] > SIGNIFICANT_GAIN + EPS]
 
+    if not accept:
+        reasons.append("expected.json gives no accept")
     for c in accept + must_not:
         if c not in CATEGORY_IDS and c not in NO_FINDING_CATEGORIES:
             reasons.append("unknown category %s" % c)

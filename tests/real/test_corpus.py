@@ -96,6 +96,8 @@ class RealRows(unittest.TestCase):
     def test_unknown_category_fails(self):
         self.assertEqual(corpus.check_real(doc(("launch-bound", 0.5)), real(["launch-bound", "gpu"], share=0.5)),
                          ["unknown category gpu"])
+        self.assertEqual(corpus.check_real(doc(("launch-bound", 0.5)), real([])),
+                         ["expected.json gives no accept"])
 
 
 class ZooRows(unittest.TestCase):
