@@ -1008,7 +1008,7 @@ static void gpu_edges(const struct model *m, const struct critpath_opts *o, stru
 			edge = 1;
 		}
 		(void)edge;
-		if (!o->no_zero_weight_launch_edges && !launch_edge && runtime != CP_NONE &&
+		if (o->zero_weight_launch_edges && !launch_edge && runtime != CP_NONE &&
 		    cp->events[runtime].start_node != CP_NONE)
 			add_edge(cp, cp->events[runtime].start_node, e->start_node, CP_EDGE_LAUNCH, 1);
 		*lastp = e->end_node;

@@ -108,10 +108,12 @@ struct critpath_opts {
 	const char *const *data_load_events;
 	size_t nr_data_load_events;
 	/*
-	 * HTA (and its tests) add a zero-weight launch edge runtime -> kernel
-	 * where no launch-delay edge was added; set to leave them out.
+	 * Add a zero-weight launch edge runtime -> kernel wherever no
+	 * launch-delay edge was added (HTA's CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1,
+	 * off by default there as here).  It keeps a kernel after its launch
+	 * and can change which of two paths is the longest.
 	 */
-	int no_zero_weight_launch_edges;
+	int zero_weight_launch_edges;
 };
 
 struct critpath {

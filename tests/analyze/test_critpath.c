@@ -105,12 +105,15 @@ static const struct cp_edge *find_edge(const struct critpath *cp, size_t from, s
 		}                                                                           \
 	} while (0)
 
-/* HTA tests/test_critical_path_analysis.py, test_critical_path_basic_add. */
+/*
+ * HTA tests/test_critical_path_analysis.py, test_critical_path_basic_add;
+ * that test class sets CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1.
+ */
 static void test_simple_add(void)
 {
 	struct model m;
 	struct critpath cp;
-	struct critpath_opts o = { .annotation = MEASURE, .instance = 1 };
+	struct critpath_opts o = { .annotation = MEASURE, .instance = 1, .zero_weight_launch_edges = 1 };
 	size_t relu, clamp, launch, fft, fft_rt, gemm, gemm_rt, epi, dsync;
 
 	if (!load(&m, SIMPLE_ADD))
@@ -243,7 +246,11 @@ static void golden_release(struct golden *g)
 /*
  * HTA's end-to-end test: annotation "" (the whole trace), instance 0,
  * data_load_events ["data_load"]; the overlay marks 624 events critical and
- * draws 192 critical_path flows (158 dependency, 17 sync, 17 launch).
+ * draws 192 critical_path flows (158 dependency, 17 sync, 17 launch).  Its
+ * test class leaves CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE unset, so
+ * there are no zero-weight launch edges (with them, the path takes the
+ * sgemm and epilogue kernels at 1694040009799875/974 instead of the
+ * cudaLaunchKernel at ...799876: 625 events, 18 sync and 18 launch edges).
  */
 static void test_end_to_end_golden(void)
 {
