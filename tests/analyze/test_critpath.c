@@ -95,6 +95,9 @@ static const struct cp_edge *find_edge(const struct critpath *cp, size_t from, s
 	return NULL;
 }
 
+/* % of the critical path's time bound by @b, as HTA's summary() */
+#define PCT(cp, b) (100.0 * (double)(cp)->bound_ns[b] / (double)(cp)->total_ns)
+
 #define CHECK_EDGE(cp, from, to, type_, weight_us)                                         \
 	do {                                                                                \
 		const struct cp_edge *e_ = find_edge(cp, from, to);                         \
@@ -122,6 +125,12 @@ static void test_simple_add(void)
 	CHECK_EQ_U64(cp.nr_path, 315);
 	CHECK_EQ_U64(cp.nr_path - 1, 314);
 	CHECK_EQ_U64(cp.nr_critical_events, 159);
+	/* HTA-computed summary() of this window (shared/validation/hta_reference_outputs.json) */
+	CHECK_NEAR(PCT(&cp, CP_BOUND_CPU), 99.779, 0.001);
+	CHECK_NEAR(PCT(&cp, CP_BOUND_GPU_COMPUTE), 0.210, 0.001);
+	CHECK_NEAR(PCT(&cp, CP_BOUND_KERNEL_KERNEL), 0.004, 0.001);
+	CHECK_NEAR(PCT(&cp, CP_BOUND_LAUNCH), 0.007, 0.001);
+	CHECK_EQ_I64(cp.bound_ns[CP_BOUND_NONE], 0);
 
 	relu = find_event(&m, &cp, "aten::relu_", 1694040009871913);
 	clamp = find_event(&m, &cp, "aten::clamp_min_", 1694040009871928);
@@ -329,7 +338,13 @@ static void test_alexnet(void)
 	if (!load(&m, ALEXNET))
 		return;
 	CHECK_EQ_I64(critpath_run(&m, &o, &cp), 0);
-	CHECK(cp.nr_path > 0);
+	/* HTA-computed (shared/validation/hta_reference_outputs.json) */
+	CHECK_EQ_U64(cp.nr_path, 149);
+	CHECK_EQ_U64(cp.nr_critical_events, 77);
+	CHECK_NEAR(PCT(&cp, CP_BOUND_CPU), 89.418, 0.001);
+	CHECK_NEAR(PCT(&cp, CP_BOUND_GPU_COMPUTE), 10.359, 0.001);
+	CHECK_NEAR(PCT(&cp, CP_BOUND_KERNEL_KERNEL), 0.140, 0.001);
+	CHECK_NEAR(PCT(&cp, CP_BOUND_LAUNCH), 0.084, 0.001);
 	for (size_t i = 0; i < cp.nr_edges; i++) {
 		if (cp.edges[i].type != CP_EDGE_SYNC)
 			continue;
