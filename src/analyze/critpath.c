@@ -285,12 +285,28 @@ static void link_correlations(struct critpath *cp)
 
 /* ---- the window (HTA's critical_path_analysis clipping) ---- */
 
+struct gpu_ref {
+	int64_t key;
+	size_t ev;
+};
+
+static int cmp_gpu_ref(const void *a, const void *b)
+{
+	const struct gpu_ref *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+
 static int find_window(const struct model *m, const struct critpath_opts *o, struct critpath *cp,
 		       int64_t *lo, int64_t *hi)
 {
 	const char *ann = o->annotation ? o->annotation : "";
 	struct strbuf sb = STRBUF_INIT;
-	unsigned seen = 0;
+	uint32_t d_gpu = strtab_find(&m->str, "kineto:gpu_user_annotation");
+	struct gpu_ref *hits = NULL;
+	size_t nhits = 0, ahits = 0;
 
 	if (!cp->nr_events)
 		return error("critical path: the input holds no host or GPU event");
@@ -305,21 +321,43 @@ static int find_window(const struct model *m, const struct critpath_opts *o, str
 		}
 		return 0;
 	}
-	/* HTA matches every name that contains the annotation, any event kind */
+	/*
+	 * HTA matches every name that contains the annotation, any event kind
+	 * (gpu_user_annotation rows too), and counts instances in time order.
+	 */
 	for (size_t i = 0; i < cp->nr_events; i++) {
 		if (!strstr(critpath_event_name(m, cp, i, &sb), ann))
 			continue;
-		if (seen++ == o->instance) {
-			*lo = cp->events[i].ts;
-			*hi = cp->events[i].end;
-			strbuf_release(&sb);
-			return 0;
-		}
+		ALLOC_GROW(hits, nhits + 1, ahits);
+		hits[nhits++] = (struct gpu_ref){ cp->events[i].ts, i };
+	}
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		const struct trace_nvtx_range *r = &m->nvtx.v[i];
+		if (d_gpu == UINT32_MAX || r->domain_id != d_gpu || !r->end ||
+		    !strstr(model_str(m, r->name_id), ann))
+			continue;
+		ALLOC_GROW(hits, nhits + 1, ahits);
+		/* after every graph event: an index of its own */
+		hits[nhits++] = (struct gpu_ref){ us_ceil(r->start), cp->nr_events + i };
 	}
 	strbuf_release(&sb);
-	if (!seen)
+	qsort(hits, nhits, sizeof(*hits), cmp_gpu_ref);
+	if (o->instance < nhits) {
+		size_t i = hits[o->instance].ev;
+		if (i < cp->nr_events) {
+			*lo = cp->events[i].ts;
+			*hi = cp->events[i].end;
+		} else {
+			*lo = us_ceil(m->nvtx.v[i - cp->nr_events].start);
+			*hi = (int64_t)(m->nvtx.v[i - cp->nr_events].end / 1000);
+		}
+		free(hits);
+		return 0;
+	}
+	free(hits);
+	if (!nhits)
 		return error("critical path: no event named like '%s'", ann);
-	return error("critical path: '%s' has %u instances, not %u", ann, seen, o->instance + 1);
+	return error("critical path: '%s' has %zu instances, not %u", ann, nhits, o->instance + 1);
 }
 
 /* HTA's node query: host ops and runtime calls, GPU rows with a correlation. */
@@ -883,19 +921,6 @@ static size_t awaited_kernel(const struct model *m, const struct critpath *cp,
 		return CP_NONE;
 	launch = previous_launch(x, s->device, s->wait_stream, cp->events[x->records[lo].ev].ts);
 	return launch == CP_NONE ? CP_NONE : cp->events[launch].link;
-}
-
-struct gpu_ref {
-	int64_t key;
-	size_t ev;
-};
-
-static int cmp_gpu_ref(const void *a, const void *b)
-{
-	const struct gpu_ref *x = a, *y = b;
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
 struct last_node {

@@ -367,6 +367,123 @@ static void test_alexnet(void)
 	model_release(&m);
 }
 
+/* A graph's sync edges: at least one, all of weight 0 (HTA's event-sync tests). */
+static void check_sync_edges(const char *rel, const char *annotation, unsigned instance)
+{
+	struct model m;
+	struct critpath cp;
+	struct critpath_opts o = { .annotation = annotation, .instance = instance };
+	size_t syncs = 0;
+
+	if (!load(&m, rel))
+		return;
+	CHECK_EQ_I64(critpath_run(&m, &o, &cp), 0);
+	CHECK(cp.nr_path >= 2);
+	for (size_t i = 0; i < cp.nr_edges; i++)
+		if (cp.edges[i].type == CP_EDGE_SYNC) {
+			syncs++;
+			CHECK_EQ_I64(cp.edges[i].weight_ns, 0);
+		}
+	CHECK(syncs >= 1);
+	critpath_release(&cp);
+	model_release(&m);
+}
+
+/* HTA's test_critical_path_analysis_event_sync: cudaEventSynchronize, cudaDeviceSynchronize. */
+static void test_event_sync(void)
+{
+	check_sync_edges("hta/critical_path/cuda_event_sync/event_sync_trace.json.gz", "ProfilerStep", 0);
+}
+
+/* HTA's ..._event_sync_multistream: cudaStreamWaitEvent across streams 20, 24, 28. */
+static void test_event_sync_multi_stream(void)
+{
+	check_sync_edges("hta/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz", "", 0);
+}
+
+/*
+ * HTA's test_amd_trace: "ProfilerStep" instance 1 is, in time order, the
+ * gpu_user_annotation ProfilerStep#1 (after the host's ProfilerStep#1,
+ * before ProfilerStep#2, which holds no op).
+ */
+static void test_amd(void)
+{
+	struct model m;
+	struct critpath cp;
+	struct critpath_opts o = { .annotation = "ProfilerStep", .instance = 1 };
+
+	if (!load(&m, "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"))
+		return;
+	CHECK_EQ_I64(critpath_run(&m, &o, &cp), 0);
+	CHECK(cp.nr_path >= 2);
+	critpath_release(&cp);
+	model_release(&m);
+}
+
+/*
+ * Linear-ish cost: a synthetic step of 100k rows (34k ops, each with a
+ * launch call and its kernel, plus a stream sync every 100 ops) must take
+ * well under a second: the limit is 1 s (5 s under AddressSanitizer).
+ */
+static void test_performance(void)
+{
+	enum { OPS = 34000 };
+	struct model m;
+	struct critpath cp;
+	struct critpath_opts o = { 0 };
+	struct timespec t0, t1;
+	uint32_t op = 0, launch, kern, stream_sync, step;
+	double secs, limit = 1.0;
+	uint64_t t = 1000000;
+
+#if defined(__SANITIZE_ADDRESS__)
+	limit = 5.0;
+#endif
+	model_init(&m);
+	m.format = "kineto";
+	op = model_intern(&m, "aten::add");
+	launch = model_intern(&m, "cudaLaunchKernel");
+	stream_sync = model_intern(&m, "cudaStreamSynchronize");
+	kern = model_intern(&m, "add_kernel");
+	step = model_intern(&m, "ProfilerStep#1");
+	for (uint32_t i = 0; i < OPS; i++, t += 10000) {
+		struct trace_nvtx_range *r = MODEL_PUSH(m.nvtx);
+		struct trace_api *a = MODEL_PUSH(m.api);
+		struct trace_kernel *k = MODEL_PUSH(m.kernels);
+		*r = (struct trace_nvtx_range){ .start = t, .end = t + 8000, .pid = 1, .tid = 1,
+						.name_id = op, .kind = TRACE_NVTX_PUSHPOP };
+		*a = (struct trace_api){ .start = t + 2000, .end = t + 6000, .pid = 1, .tid = 1,
+					 .correlation = 2 * i + 1, .name_id = launch };
+		*k = (struct trace_kernel){ .start = t + 5000 + (i % 7) * 3000, .end = t + 9000 + (i % 7) * 3000,
+					    .pid = 1, .stream = 7, .correlation = 2 * i + 1, .name_id = kern };
+		if (i % 100 == 99) {
+			struct trace_api *sa = MODEL_PUSH(m.api);
+			struct trace_sync *s = MODEL_PUSH(m.syncs);
+			*sa = (struct trace_api){ .start = t + 8500, .end = t + 9900, .pid = 1, .tid = 1,
+						  .correlation = 2 * i + 2, .name_id = stream_sync };
+			*s = (struct trace_sync){ .start = t + 9000, .end = t + 9800, .pid = 1, .stream = 7,
+						  .correlation = 2 * i + 2, .type = SYNC_STREAM };
+		}
+	}
+	{
+		struct trace_nvtx_range *r = MODEL_PUSH(m.nvtx);
+		*r = (struct trace_nvtx_range){ .start = 999000, .end = t + 100000, .pid = 1, .tid = 1,
+						.name_id = step, .kind = TRACE_NVTX_PUSHPOP };
+	}
+	model_finish(&m);
+	o.annotation = "ProfilerStep";
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_EQ_I64(critpath_run(&m, &o, &cp), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("# critical path of %zu events: %.3f s\n", cp.nr_events, secs);
+	CHECK(cp.nr_events >= 100000);
+	CHECK(cp.nr_path >= 2);
+	CHECK(secs < limit);
+	critpath_release(&cp);
+	model_release(&m);
+}
+
 static void test_missing_annotation(void)
 {
 	struct model m;
@@ -389,6 +506,10 @@ static const struct gstest tests[] = {
 	GSTEST(test_simple_add),
 	GSTEST(test_end_to_end_golden),
 	GSTEST(test_alexnet),
+	GSTEST(test_event_sync),
+	GSTEST(test_event_sync_multi_stream),
+	GSTEST(test_amd),
+	GSTEST(test_performance),
 	GSTEST(test_missing_annotation),
 	{ 0 },
 };
