@@ -1231,14 +1231,17 @@ int critpath_run(const struct model *m, const struct critpath_opts *o, struct cr
 	memset(cp, 0, sizeof(*cp));
 	collect_events(m, cp);
 	link_correlations(cp);
-	if (find_window(m, o, cp, &lo, &hi))
+	if (find_window(m, o, cp, &lo, &hi)) {
+		critpath_release(cp);
 		return -1;
+	}
 	cp->window_start = (uint64_t)(lo > 0 ? lo : 0) * 1000;
 	cp->window_end = (uint64_t)(hi > 0 ? hi : 0) * 1000;
 	in = clip(m, cp, lo, hi);
 	make_nodes(cp, in);
 	if (!cp->nr_nodes) {
 		free(in);
+		critpath_release(cp);
 		return error("critical path: the window holds no host op, runtime call or GPU row");
 	}
 	host_edges(m, cp, in);
@@ -1247,6 +1250,8 @@ int critpath_run(const struct model *m, const struct critpath_opts *o, struct cr
 	ret = longest_path(cp);
 	if (!ret)
 		ret = classify(m, o, cp);
+	if (ret)
+		critpath_release(cp);
 	return ret;
 }
 

@@ -138,7 +138,8 @@ struct critpath {
 
 /*
  * critpath_run - build the graph of the window @o selects in @m and find its
- * critical path.  @cp is overwritten.  Returns 0, or -1 after error() when
+ * critical path.  @cp is overwritten; after a failure it holds nothing (a
+ * critpath_release() is harmless).  Returns 0, or -1 after error() when
  * the annotation or instance does not exist, the window holds no event, or
  * the graph has a cycle.
  */
