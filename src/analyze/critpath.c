@@ -341,7 +341,8 @@ static int find_window(const struct model *m, const struct critpath_opts *o, str
 		hits[nhits++] = (struct gpu_ref){ us_ceil(r->start), cp->nr_events + i };
 	}
 	strbuf_release(&sb);
-	qsort(hits, nhits, sizeof(*hits), cmp_gpu_ref);
+	if (nhits)
+		qsort(hits, nhits, sizeof(*hits), cmp_gpu_ref);
 	if (o->instance < nhits) {
 		size_t i = hits[o->instance].ev;
 		if (i < cp->nr_events) {
