@@ -3,6 +3,7 @@
  */
 #include "commands.h"
 #include "../analyze/analyze.h"
+#include "../analyze/critpath.h"
 #include "../import/import.h"
 #include "../util/util.h"
 
@@ -12,6 +13,7 @@
 static const char analyze_usage[] =
 	"gpuscope analyze REPORT|TRACE.json|EXPORT.sqlite [--format text|json]\n"
 	"                 [--start T] [--end T] [--nvtx RANGE] [--step RANGE] [--set rule.key=value ...]\n"
+	"                 [--critical-path [--cp-annotation NAME] [--cp-instance N]]\n"
 	"       gpuscope analyze --rules    (the rules and their thresholds)\n"
 	"  T is a time from the start of the report (\"1.5s\", \"200ms\"; seconds by default)";
 
@@ -42,6 +44,8 @@ int cmd_analyze(int argc, char **argv)
 	struct analyze_opts o;
 	struct analyze_result r;
 	struct model m;
+	struct critpath_opts cpo = { 0 };
+	int cp_on = 0;
 	const char **set = xcalloc((size_t)argc + 1, sizeof(*set));
 	size_t nset = 0;
 	int ret;
@@ -69,6 +73,16 @@ int cmd_analyze(int argc, char **argv)
 			if (!(v = opt_value(argc, argv, &i, "--set")))
 				goto missing;
 			set[nset++] = v;
+		} else if (!strcmp(a, "--critical-path")) {
+			/* HTA's critical path of one window (docs/critical-path.md) */
+			cp_on = 1;
+		} else if (is_opt(a, "--cp-annotation")) {
+			if (!(cpo.annotation = opt_value(argc, argv, &i, "--cp-annotation")))
+				goto missing;
+		} else if (is_opt(a, "--cp-instance")) {
+			if (!(v = opt_value(argc, argv, &i, "--cp-instance")))
+				goto missing;
+			cpo.instance = (unsigned)strtoul(v, NULL, 10);
 		} else if (!strcmp(a, "--rules")) {
 			free(set);
 			return analyze_print_rules(stdout) < 0 ? EXIT_FAIL : EXIT_OK;
@@ -101,6 +115,16 @@ int cmd_analyze(int argc, char **argv)
 		model_release(&m);
 		free(set);
 		return EXIT_USAGE;
+	}
+	if (cp_on) {
+		struct critpath cp;
+		ret = critpath_run(&m, &cpo, &cp);
+		if (!ret)
+			critpath_print_summary(stdout, &m, &cp);
+		critpath_release(&cp);
+		model_release(&m);
+		free(set);
+		return ret ? EXIT_USAGE : EXIT_OK;
 	}
 	if (start || end) {
 		uint64_t s = 0, e = 0;

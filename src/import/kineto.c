@@ -59,6 +59,7 @@ enum kkey {
 	K_GRID, K_BLOCK, K_BYTES, K_CBID, K_COLLECTIVE, K_IN_NELEMS, K_OUT_NELEMS, K_GROUP_SIZE,
 	K_DTYPE, K_PG_NAME, K_PG_DESC, K_PG_RANKS, K_LABELS, K_DEVICE_ID, K_DEVICE_TYPE,
 	K_ADDR, K_MEM_BYTES, K_TOTAL_ALLOC, K_TOTAL_RESERVED, K_SYNC_KIND, K_ROCM_KIND,
+	K_WAIT_STREAM, K_WAIT_RECORD_CORR,
 	/* root */
 	K_TRACE_EVENTS, K_DEVICE_PROPS, K_DIST_INFO, K_HOST_NAME, K_BASE_TIME, K_PROFILE_MEMORY,
 	/* deviceProperties / distributedInfo */
@@ -90,7 +91,8 @@ static const struct key_def arg_keys[] = {
 	KD("Device Id", K_DEVICE_ID), KD("Device Type", K_DEVICE_TYPE), KD("Addr", K_ADDR),
 	KD("Bytes", K_MEM_BYTES), KD("Total Allocated", K_TOTAL_ALLOC),
 	KD("Total Reserved", K_TOTAL_RESERVED), KD("cuda_sync_kind", K_SYNC_KIND),
-	KD("kind", K_ROCM_KIND),
+	KD("kind", K_ROCM_KIND), KD("wait_on_stream", K_WAIT_STREAM),
+	KD("wait_on_cuda_event_record_corr_id", K_WAIT_RECORD_CORR),
 };
 static const struct key_def root_keys[] = {
 	KD("traceEvents", K_TRACE_EVENTS), KD("deviceProperties", K_DEVICE_PROPS),
@@ -135,6 +137,7 @@ struct kev {
 	/* args */
 	int64_t correlation, device, context, stream, registers, smem, bytes, cbid;
 	int64_t in_nelems, out_nelems, group_size, device_id, device_type, mem_bytes;
+	int64_t wait_stream, wait_record_corr; /* cuda_sync: the awaited event's record */
 	double total_alloc, total_reserved;
 	int has_total_alloc, has_total_reserved, has_collective;
 	uint32_t grid[3], block[3];
@@ -468,6 +471,7 @@ static void kev_reset(struct kev *e)
 	e->registers = e->smem = e->bytes = e->cbid = -1;
 	e->in_nelems = e->out_nelems = e->group_size = -1;
 	e->device_id = e->device_type = -1;
+	e->wait_stream = e->wait_record_corr = -1;
 	e->mem_bytes = 0;
 }
 
@@ -745,6 +749,11 @@ static void finish_event(struct kparser *p)
 		s->stream = e->stream >= 0 ? (uint32_t)e->stream : UINT32_MAX;
 		s->correlation = u32(e->correlation);
 		s->type = (uint16_t)sync_type(sb_str(&e->name));
+		if (e->wait_record_corr > 0 && e->wait_record_corr <= UINT32_MAX &&
+		    e->wait_stream >= 0 && e->wait_stream < UINT16_MAX) {
+			s->wait_correlation = (uint32_t)e->wait_record_corr;
+			s->wait_stream = (uint16_t)e->wait_stream;
+		}
 		break;
 	}
 	case KC_GPU_ANNOTATION: {
@@ -845,6 +854,8 @@ static int cb_number(void *ctx, const char *s, size_t len)
 		case K_DEVICE_ID: e->device_id = parse_int(s, len); break;
 		case K_DEVICE_TYPE: e->device_type = parse_int(s, len); break;
 		case K_MEM_BYTES: e->mem_bytes = parse_int(s, len); break;
+		case K_WAIT_STREAM: e->wait_stream = parse_int(s, len); break;
+		case K_WAIT_RECORD_CORR: e->wait_record_corr = parse_int(s, len); break;
 		case K_TOTAL_ALLOC:
 			e->has_total_alloc = parse_double(s, len, &e->total_alloc) == 0;
 			break;

@@ -331,8 +331,16 @@ struct trace_sync {
 	uint32_t event;
 	uint32_t correlation;
 	uint16_t type;            /* enum trace_sync_type */
-	uint16_t reserved;
-	uint32_t reserved2;
+	/*
+	 * Event syncs and stream waits (Kineto only, 0 elsewhere): the stream
+	 * the awaited CUDA event was recorded on, valid when wait_correlation
+	 * is not 0 (Kineto's wait_on_stream; the importer leaves
+	 * wait_correlation 0 when the stream does not fit 16 bits), and the
+	 * correlation id of the cudaEventRecord call that recorded it
+	 * (wait_on_cuda_event_record_corr_id).  Formerly reserved fields.
+	 */
+	uint16_t wait_stream;
+	uint32_t wait_correlation;
 };
 
 enum trace_memory_op {
