@@ -161,12 +161,8 @@ int gpu_facts_lookup(const char *name, uint32_t cc_major, uint32_t cc_minor, uin
 			out->f[f].src = GFS_TABLE;
 		}
 	}
-	if (nc == 1)
+	if (nc == 1) /* several candidates: no single model name */
 		out->model = cand[0]->name;
-	else if (nc > 1) {
-		/* candidates agree on the name's first word ("H100 SXM", "H200" -> none) */
-		out->model = NULL;
-	}
 	if (sms) {
 		out->f[GF_SMS].v = sms;
 		out->f[GF_SMS].src = GFS_RECORDED;
