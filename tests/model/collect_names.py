@@ -64,7 +64,11 @@ def names_of(gpuscope, path, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpuscope", default=os.path.join(ROOT, "build", "gpuscope"))
-    ap.add_argument("--shared", default=os.environ.get("GS_SHARED_DIR", "/work/shared"))
+    shared = os.environ.get("GS_SHARED_DIR")
+    if not shared:  # GS_SHARED_DIR, else shared/ beside the repo (CI), else /work/shared
+        beside = os.path.join(os.environ.get("GS_SOURCE_DIR", ROOT), "..", "shared")
+        shared = beside if os.path.isdir(beside) else "/work/shared"
+    ap.add_argument("--shared", default=shared)
     a = ap.parse_args()
     old = {}
     if os.path.exists(TSV):
