@@ -1,5 +1,7 @@
 /*
- * rule_comm.c - exposed-communication: NCCL (communication) kernel time
+ * rule_comm.c - exposed-communication: communication kernel time (every class
+ * model/kernel_class.c knows: NCCL/RCCL, NVSHMEM, DeepEP, custom and
+ * multimem all-reduce; the importers flag them TRACE_GPU_COMM)
  * that no compute kernel of the same GPU overlaps.
  *
  * Exposed communication is what HTA's comm/comp overlap leaves over:

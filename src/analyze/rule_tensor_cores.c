@@ -3,38 +3,61 @@
  * whose names show a non-tensor-core path (sgemm, ffma, simt ...) taking a
  * large share of GPU time.
  *
- * A kernel is GEMM-like when its name holds gemm, matmul, conv..., xmma,
- * cutlass, cublas; it is a tensor-core kernel when the name also holds a
- * tensor-core data type or instruction (tf32, bf16, f16, hmma, wgmma, gmma,
- * imma, tensorop, 16816, 1688 ...).  Gain: non-tensor-core GEMM time x
- * (1 - 1 / tensor-cores-unused.speedup) / analysed GPU time.  GPM tensor
- * activity, when the report has it, is shown as evidence.
+ * The kernel classifier (model/kernel_class.c) says which kernels are
+ * matrix work (GEMM, convolution, attention) and whether they run on the
+ * tensor cores; only those known to run off them (FP32 without TF32, SIMT,
+ * FFMA) count: bf16/fp16/fp8 kernels, FlashAttention, nvjet, Tensile
+ * BBS/HHS never do, nor kernels whose path the name does not show.  Gain:
+ * that time x (1 - 1/speedup) / analysed GPU time, the speedup from the
+ * GPU datasheet table (model/gpu_facts.c).  GPM tensor activity, when the
+ * report has it, is shown as evidence.
  */
 #include "internal.h"
+#include "model/gpu_facts.h"
+#include "model/kernel_class.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+/* Speedup when nothing is known of the GPU: about the middle of the table's ratios (2 to 8). */
+#define DEFAULT_SPEEDUP 4.0
+
 /*
- * Peak dense TF32 tensor-core throughput over FP32 CUDA-core throughput of
- * the report's GPU: A100 156/19.5 = 8, H100/H200 495/67 = 7.4, B200 ~8;
- * GA10x/AD10x have TF32 equal to FP32, so only BF16/FP16 help (~2x).
+ * The tensor-core speedup of FP32 matrix work on the report's GPU (the
+ * device row with the highest compute capability), from the datasheet
+ * table: TF32/FP32 where TF32 beats FP32 (flipping a flag is enough),
+ * else BF16/FP32 (mixed precision).  @why gets where it came from.
  */
-static double device_speedup(const struct az_ctx *c)
+static double device_speedup(const struct az_ctx *c, struct strbuf *why, int *no_tf32)
 {
 	const struct trace_device *d = NULL;
+	struct gpu_facts g;
+	const struct gpu_fact_val *f32, *t32, *b16;
 
+	*no_tf32 = 0;
 	for (size_t i = 0; i < c->m->devices.n; i++)
 		if (!d || c->m->devices.v[i].cc_major > d->cc_major)
 			d = &c->m->devices.v[i];
-	if (!d || !d->cc_major)
-		return 4;
-	if (d->cc_major == 8)
-		return d->cc_minor == 0 ? 8 : 2;
-	if (d->cc_major == 9)
-		return 7.4;
-	if (d->cc_major >= 10)
-		return 8;
-	return 4; /* Volta/Turing: FP16 tensor cores only, with mixed precision */
+	if (!d || gpu_facts_lookup(model_str(c->m, d->name_id), d->cc_major, d->cc_minor, d->sm_count,
+				   d->global_mem, &g)) {
+		strbuf_addf(why, "default (GPU unknown)");
+		return DEFAULT_SPEEDUP;
+	}
+	f32 = &g.f[GF_FP32];
+	t32 = &g.f[GF_TF32];
+	b16 = &g.f[GF_BF16];
+	if (f32->src && f32->v > 0 && t32->src && t32->v > f32->v * 1.5) {
+		strbuf_addf(why, "table: %s tf32/fp32 = %g/%g", g.model ? g.model : "this GPU", t32->v, f32->v);
+		return t32->v / f32->v;
+	}
+	if (f32->src && f32->v > 0 && b16->src && b16->v > f32->v) {
+		*no_tf32 = 1;
+		strbuf_addf(why, "table: %s bf16-or-fp16/fp32 = %g/%g (TF32 gains little or nothing here)",
+			    g.model ? g.model : "this GPU", b16->v, f32->v);
+		return b16->v / f32->v;
+	}
+	strbuf_addf(why, "default (GPU %s: no FP32/tensor-core peaks in the table)", g.model ? g.model : "unknown");
+	return DEFAULT_SPEEDUP;
 }
 
 static uint32_t cc_major(const struct az_ctx *c)
@@ -47,9 +70,21 @@ static uint32_t cc_major(const struct az_ctx *c)
 	return cc;
 }
 
-static int has_cc(const struct az_ctx *c)
+/* Does kernel @k run matrix work (GEMM, convolution, attention) off the tensor cores?  Cached per name. */
+static int non_tc_matmul(const struct model *m, uint8_t *cache, uint32_t id, int *matmul)
 {
-	return cc_major(c) != 0;
+	if (id >= m->str.nr) {
+		*matmul = 0;
+		return 0;
+	}
+	if (!cache[id]) {
+		struct kernel_info ki;
+		kernel_classify(model_str(m, id), NULL, &ki);
+		cache[id] = (uint8_t)(0x80 | (ki.op == KOP_GEMM || ki.op == KOP_CONV || ki.op == KOP_ATTENTION ? 1 : 0) |
+				      (ki.tc == KTC_NO ? 2 : 0) | (ki.tc == KTC_YES ? 4 : 0));
+	}
+	*matmul = cache[id] & 1;
+	return (cache[id] & 3) == 3;
 }
 
 void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
@@ -65,22 +100,33 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 	uint64_t tn = 0;
 	char b1[64], b2[64], b3[64], name[AZ_NAME_MAX + 1];
 
-	if (speedup <= 0)
-		speedup = device_speedup(c);
-	if (!c->has_gpu || speedup <= 1)
+	struct strbuf why = STRBUF_INIT;
+	uint8_t *cache;
+	int no_tf32 = 0, is_mm;
+
+	if (!c->has_gpu)
 		return;
+	if (speedup > 0)
+		strbuf_addf(&why, "tensor-cores-unused.speedup");
+	else
+		speedup = device_speedup(c, &why, &no_tf32);
+	if (speedup <= 1) {
+		strbuf_release(&why);
+		return;
+	}
+	cache = xcalloc(m->str.nr + 1, 1);
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		unsigned cls;
 		uint64_t d;
 		if (!az_in_win(c, k->start))
 			continue;
-		cls = az_kernel_class(c, k->name_id);
-		if (!(cls & KC_GEMM))
+		cls = (unsigned)non_tc_matmul(m, cache, k->name_id, &is_mm);
+		if (!is_mm)
 			continue;
 		d = k->end > k->start ? k->end - k->start : 0;
 		gemm += d;
-		if (cls & KC_TC) {
+		if (!cls) { /* on tensor cores, or not known to be off them (fp64, unknown types) */
 			tc += d;
 			continue;
 		}
@@ -90,16 +136,18 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 		if (nw < 3)
 			where[nw++] = (struct interval){ k->start, k->end > k->start ? k->end : k->start + 1 };
 	}
-	if (!non || az_div((double)non, (double)c->busy_ns) < az_param(c, self, "min_share"))
-		return;
+	free(cache);
 	gain = az_div((double)non * (1 - 1 / speedup), (double)c->unit_wall_ns);
-	if (gain < az_param(c, self, "min_gain"))
+	if (!non || az_div((double)non, (double)c->busy_ns) < az_param(c, self, "min_share") ||
+	    gain < az_param(c, self, "min_gain")) {
+		strbuf_release(&why);
 		return;
-	strbuf_addf(&ev, "assumed tensor-core speedup %.1fx (%s)\n", speedup,
-		    az_param(c, self, "speedup") > 0 ? "tensor-cores-unused.speedup"
-		    : has_cc(c) ? "peak tensor-core/FP32 ratio of this GPU" : "GPU model not in the report");
-	strbuf_addf(&ev, "GEMM/convolution kernels: %s, of which %s (%llu launches, %.0f%% of GPU busy time) on "
-		    "non-tensor-core paths and %s on tensor cores\n",
+	}
+	strbuf_addf(&ev, "assumed tensor-core speedup %.1fx (%s)\n", speedup, why.buf);
+	strbuf_release(&why);
+	strbuf_addf(&ev, "GEMM/convolution/attention kernels: %s, of which %s (%llu launches, %.0f%% of GPU busy time) "
+		    "known to run off the tensor cores (FP32 without TF32, SIMT) and %s on tensor cores or of unknown "
+		    "path\n",
 		    fmt_duration(b1, sizeof(b1), (double)gemm), fmt_duration(b2, sizeof(b2), (double)non),
 		    (unsigned long long)nnon, az_div((double)non, (double)c->busy_ns) * 100,
 		    fmt_duration(b3, sizeof(b3), (double)tc));
@@ -124,10 +172,11 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 			    (unsigned long long)tn);
 	az_add(c, "tensor-cores-unused", az_severity(gain), gain,
 	       "Matrix multiplies/convolutions run without tensor cores",
-	       "non-tensor-core GEMM/convolution kernel time x (1 - 1/speedup) / analysed GPU time, speedup = the "
-	       "GPU's peak TF32 tensor-core / FP32 ratio (tensor-cores-unused.speedup), which large GEMMs reach",
+	       "time of GEMM/convolution/attention kernels known to run off the tensor cores x (1 - 1/speedup) / analysed "
+	       "GPU time, speedup = the GPU's datasheet TF32/FP32 peak ratio (BF16/FP32 where TF32 gains nothing; "
+	       "tensor-cores-unused.speedup overrides), which large GEMMs reach",
 	       ev.buf,
-	       c->pytorch && cc_major(c) && cc_major(c) < 8
+	       c->pytorch && ((cc_major(c) && cc_major(c) < 8) || no_tf32)
 	       ? "This GPU's tensor cores take FP16 only: run the model in mixed precision (torch.autocast(\"cuda\", "
 		 "dtype=torch.float16) with torch.cuda.amp.GradScaler); keep matrix dimensions multiples of 8"
 	       : c->pytorch

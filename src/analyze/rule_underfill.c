@@ -6,10 +6,18 @@
  * warp slots that hide latency; the rest of its time is lost.  Gain: sum
  * over launches of hot kernels (each name at least
  * under-filled-launch.hot_share of kernel time) with fewer blocks than SMs
- * of duration x (1 - fill) / analysed GPU time.  The SM count is the device row's; without one,
- * under-filled-launch.assumed_sms is used and the evidence says so.
+ * of the launch's time alone on its GPU x (1 - fill) / analysed GPU time.
+ *  - "alone": while another (non-communication) kernel of the same GPU runs,
+ *    it fills the SMs this launch leaves idle, so that time is not lost;
+ *  - communication kernels (model/kernel_class.c) are never counted: they
+ *    use few blocks on purpose;
+ *  - the SM count is the device row's, else the GPU datasheet table's
+ *    (model/gpu_facts.c, by name or compute capability); a GPU with neither
+ *    is skipped and a note says so (no assumed count).
  */
 #include "internal.h"
+#include "model/gpu_facts.h"
+#include "model/kernel_class.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,18 +33,105 @@ static int cmp_waste(const void *pa, const void *pb)
 	return (a->waste < b->waste) - (a->waste > b->waste);
 }
 
+/* Is kernel @k communication?  Flag from the input, else the classifier (cached per name in @cache). */
+static int is_comm(const struct model *m, uint8_t *cache, const struct trace_kernel *k)
+{
+	if (k->flags & TRACE_GPU_COMM)
+		return 1;
+	if (k->name_id >= m->str.nr)
+		return 0;
+	if (!cache[k->name_id])
+		cache[k->name_id] = (uint8_t)(0x80 | (kernel_class_flags(model_str(m, k->name_id)) & KCF_COMM ? 1 : 0));
+	return cache[k->name_id] & 1;
+}
+
+/* SM count of (pid, device): the device row's, else the table's for its name / compute capability, else 0. */
+static uint32_t unit_sms(const struct az_ctx *c, uint32_t pid, uint32_t device, int *from_table)
+{
+	const struct model *m = c->m;
+	const struct trace_device *d = NULL;
+	struct gpu_facts g;
+	uint32_t sms = az_unit_sms(c, pid, device);
+
+	*from_table = 0;
+	if (sms)
+		return sms;
+	for (size_t i = 0; i < m->devices.n; i++)
+		if (m->devices.v[i].id == device && (!d || m->devices.v[i].pid == pid))
+			d = &m->devices.v[i];
+	if (!d)
+		return 0;
+	gpu_facts_lookup(model_str(m, d->name_id), d->cc_major, d->cc_minor, 0, d->global_mem, &g);
+	if (g.f[GF_SMS].src != GFS_TABLE)
+		return 0;
+	*from_table = 1;
+	return (uint32_t)g.f[GF_SMS].v;
+}
+
+struct kev {
+	uint64_t t;
+	int d;
+};
+
+static int cmp_kev(const void *pa, const void *pb)
+{
+	const struct kev *a = pa, *b = pb;
+	if (a->t != b->t)
+		return (a->t > b->t) - (a->t < b->t);
+	return a->d - b->d; /* ends before starts at the same time: touching kernels do not overlap */
+}
+
+/*
+ * For each GPU unit: the times when at least two non-communication kernels
+ * run at once (@conc[unit], normalised).
+ */
+static void build_concurrency(struct az_ctx *c, uint8_t *cache, struct interval_set *conc)
+{
+	const struct model *m = c->m;
+
+	for (size_t ui = 0; ui < c->nunits; ui++) {
+		struct kev *ev = NULL;
+		size_t n = 0, alloc = 0;
+		int level = 0;
+		uint64_t from = 0;
+		for (size_t i = 0; i < m->kernels.n; i++) {
+			const struct trace_kernel *k = &m->kernels.v[i];
+			if (k->pid != c->units[ui].pid || k->device != c->units[ui].device || k->end <= k->start ||
+			    !az_in_win(c, k->start) || is_comm(m, cache, k))
+				continue;
+			ALLOC_GROW(ev, n + 2, alloc);
+			ev[n++] = (struct kev){ k->start, +1 };
+			ev[n++] = (struct kev){ k->end, -1 };
+		}
+		if (n > 1)
+			qsort(ev, n, sizeof(*ev), cmp_kev);
+		for (size_t i = 0; i < n; i++) {
+			int before = level;
+			level += ev[i].d;
+			if (before < 2 && level >= 2)
+				from = ev[i].t;
+			else if (before >= 2 && level < 2 && ev[i].t > from)
+				ivset_add(&conc[ui], from, ev[i].t);
+		}
+		ivset_normalize(&conc[ui]);
+		free(ev);
+	}
+}
+
 void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 {
 	const struct model *m = c->m;
 	double hot = az_param(c, self, "hot_share");
-	uint32_t assumed = (uint32_t)az_param(c, self, "assumed_sms");
 	double target = az_param(c, self, "target_warps_per_sm");
 	uint64_t min_kernel = (uint64_t)(az_param(c, self, "min_kernel_us") * 1e3);
 	uint32_t *slot, last_pid = UINT32_MAX, last_dev = UINT32_MAX, sms = 0;
 	struct kagg *agg = NULL;
 	size_t nagg = 0, alloc = 0;
 	uint64_t total = 0, waste = 0;
-	int assumed_used = 0;
+	int table_used = 0, from_table, skipped = 0;
+	uint64_t shared_ns = 0;
+	uint8_t *cache;
+	struct interval_set *conc;
 	struct strbuf ev = STRBUF_INIT;
 	struct interval where[3];
 	size_t nw = 0, nhot = 0;
@@ -46,6 +141,9 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	if (!c->has_gpu || !m->kernels.n)
 		return;
 	slot = xcalloc(m->str.nr + 1, sizeof(uint32_t));
+	cache = xcalloc(m->str.nr + 1, 1);
+	conc = xcalloc(c->nunits ? c->nunits : 1, sizeof(*conc));
+	build_concurrency(c, cache, conc);
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		uint64_t d = k->end > k->start ? k->end - k->start : 0, blocks;
@@ -54,17 +152,18 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 			continue;
 		total += d;
 		blocks = az_kernel_blocks(k);
-		if (!k->grid[0] || az_is_comm(c, k) || d < min_kernel)
+		if (!k->grid[0] || is_comm(m, cache, k) || d < min_kernel)
 			continue; /* grid unknown; collectives use few blocks on purpose; tiny kernels are launch costs */
 		if (k->pid != last_pid || k->device != last_dev) {
 			last_pid = k->pid;
 			last_dev = k->device;
-			sms = az_unit_sms(c, k->pid, k->device);
-			if (!sms) {
-				sms = assumed ? assumed : 1;
-				assumed_used = 1;
-			}
+			sms = unit_sms(c, k->pid, k->device, &from_table);
+			if (!sms)
+				skipped = 1;
+			table_used |= from_table;
 		}
+		if (!sms)
+			continue; /* no SM count anywhere: nothing to compare the grid with */
 		if (!slot[k->name_id]) {
 			ALLOC_GROW(agg, nagg + 1, alloc);
 			memset(&agg[nagg], 0, sizeof(agg[0]));
@@ -88,11 +187,24 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 			double fill = (double)blocks * warps / ((double)sms * (target > 0 ? target : 1));
 			if (!k->block[0])
 				fill = (double)blocks / sms;
-			if (fill < 1)
-				a->waste += (uint64_t)((double)d * (1 - fill));
+			if (fill < 1) {
+				/* only the time no other kernel of this GPU shares the SMs with it */
+				struct az_unit *u = az_unit_find(c, k->pid, k->device);
+				uint64_t shared = u ? ivset_overlap(&conc[u - c->units], k->start, k->end) : 0;
+				uint64_t alone = d > shared ? d - shared : 0;
+				shared_ns += d - alone;
+				a->waste += (uint64_t)((double)alone * (1 - fill));
+			}
 		}
 	}
 	free(slot);
+	free(cache);
+	for (size_t ui = 0; ui < c->nunits; ui++)
+		ivset_release(&conc[ui]);
+	free(conc);
+	if (skipped)
+		az_note(c, "under-filled-launch: a GPU has no SM count in the input and is not in the GPU table; "
+			"its launches were not judged");
 	if (nagg > 1)
 		qsort(agg, nagg, sizeof(*agg), cmp_waste);
 	for (size_t i = 0; i < nagg; i++) {
@@ -110,8 +222,11 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	}
 	gain = az_div((double)waste, (double)c->unit_wall_ns);
 	if (gain >= az_param(c, self, "min_gain") && nhot) {
-		if (assumed_used)
-			strbuf_addf(&ev, "the report has no SM count for some devices: assumed %u SMs\n", assumed);
+		if (table_used)
+			strbuf_addf(&ev, "SM count from the GPU table (the input has none)\n");
+		if (shared_ns)
+			strbuf_addf(&ev, "%s of these launches ran beside other kernels of the same GPU, which filled "
+				    "the idle SMs: not counted\n", fmt_duration(b1, sizeof(b1), (double)shared_ns));
 		/* windows: the longest launches of the top kernel */
 		for (size_t i = 0; i < m->kernels.n; i++) {
 			const struct trace_kernel *k = &m->kernels.v[i];
@@ -130,7 +245,8 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 		}
 		az_add(c, "under-filled-launch", az_severity(gain), gain,
 		       "Hot kernels launch fewer blocks than the GPU has SMs",
-		       "sum over launches of hot kernels with fewer blocks than SMs of duration x (1 - blocks x warps per "
+		       "sum over launches of hot kernels with fewer blocks than SMs of the time no other kernel of the GPU ran "
+		       "beside them x (1 - blocks x warps per "
 		       "block / (SMs x under-filled-launch.target_warps_per_sm)) / analysed GPU time: the time saved if the "
 		       "same work filled every SM with enough warps to hide latency",
 		       ev.buf,

@@ -30,6 +30,7 @@
  * microseconds times 1000 exceed a double's 53-bit mantissa).
  */
 #include "import_int.h"
+#include "model/kernel_class.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -434,9 +435,7 @@ static unsigned sync_type(const char *name)
 /* NCCL and RCCL/HCCL communication kernels, by the names HTA also uses. */
 static int is_comm_kernel(const char *name)
 {
-	return !strncmp(name, "nccl", 4) || strstr(name, "ncclKernel") ||
-	       strstr(name, "ncclDevKernel") || !strncmp(name, "rccl", 4) ||
-	       !strncmp(name, "hccl", 4);
+	return (kernel_class_flags(name) & KCF_COMM) != 0; /* model/kernel_class.c: NCCL/RCCL, NVSHMEM, DeepEP, custom all-reduce ... */
 }
 
 /* ---- event handling ---- */

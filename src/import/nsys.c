@@ -18,6 +18,7 @@
  * <hw:8><vm:8><pid:24><tid:24>.
  */
 #include "import_int.h"
+#include "model/kernel_class.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -279,7 +280,7 @@ static void detect_memkind(struct nsys *n)
 
 static int is_comm_name(const char *s)
 {
-	return !strncmp(s, "nccl", 4) || strstr(s, "ncclKernel") || strstr(s, "ncclDevKernel");
+	return (kernel_class_flags(s) & KCF_COMM) != 0; /* model/kernel_class.c */
 }
 
 static int load_kernels(struct nsys *n)
