@@ -6,6 +6,7 @@
  * string id.
  */
 #include "internal.h"
+#include "../model/kernel_class.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -108,40 +109,12 @@ int az_is_data_frame(const char *name, const char *const *data_ranges)
 
 /* ---- kernel classes ---- */
 
-static int contains_any(const char *low, const char *const *w, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strstr(low, w[i]))
-			return 1;
-	return 0;
-}
-
+/* The one kernel classification (src/model/kernel_class.c, docs/kernels.md). */
 static unsigned classify_kernel(const char *name)
 {
-	static const char *const gemm[] = {
-		"gemm", "matmul", "conv2d", "conv3d", "conv1d", "convolution", "convolve", "conv_",
-		"wgrad", "dgrad", "fprop", "xmma", "cublas", "cutlass",
-	};
-	static const char *const tc[] = {
-		"tf32", "bf16", "f16", "half", "hmma", "wgmma", "gmma", "imma", "tensorop", "16816",
-		"1688", "884", "i8816", "tensor", "fp8", "e4m3", "e5m2",
-	};
-	char low[512];
-	unsigned k = 0;
-	size_t i;
+	unsigned f = kernel_class_flags(name);
 
-	for (i = 0; name[i] && i + 1 < sizeof(low); i++)
-		low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
-	low[i] = 0;
-	if (!strncmp(low, "nccl", 4) || strstr(low, "ncclkernel") || strstr(low, "nccldevkernel") ||
-	    !strncmp(low, "void nccl", 9) || strstr(low, "rccl"))
-		return KC_COMM;
-	if (contains_any(low, gemm, ARRAY_SIZE(gemm)) && !strstr(low, "gemv")) {
-		k |= KC_GEMM;
-		if (contains_any(low, tc, ARRAY_SIZE(tc)))
-			k |= KC_TC;
-	}
-	return k;
+	return (f & KCF_COMM ? KC_COMM : 0) | (f & KCF_MATMUL ? KC_GEMM : 0) | (f & KCF_TC ? KC_TC : 0);
 }
 
 unsigned az_kernel_class(struct az_ctx *c, uint32_t id)
