@@ -875,7 +875,11 @@ static void test_kineto_extreme_numbers(void)
 	model_release(&m);
 }
 
-/* A StringIds id of 2^28 (the map is indexed by id: 1 GiB) and infinite metric values. */
+/*
+ * A StringIds id of 2^28 (a map indexed by id would cost 1 GiB: the sparse
+ * map costs one entry per row, and the name resolves), a reference to an id
+ * StringIds does not have (unnamed, counted) and infinite metric values.
+ */
 static void test_nsys_hostile_values(void)
 {
 	const char *p = tmp("hostile.sqlite");
@@ -887,7 +891,8 @@ static void test_nsys_hostile_values(void)
 		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT,"
 		"  globalPid INT, shortName INT);"
 		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 200, 1, 13, 704643072, 1),"
-		"  (300, 400, 1, 13, 704643072, 268435456);"
+		"  (300, 400, 1, 13, 704643072, 268435456), (500, 600, 1, 13, 704643072, 77),"
+		"  (700, 800, 1, 13, 704643072, NULL);"
 		"CREATE TABLE TARGET_INFO_GPU_METRICS(typeId INT, sourceId INT, typeName TEXT, metricId INT, metricName TEXT);"
 		"INSERT INTO TARGET_INFO_GPU_METRICS VALUES (65536, 1, 'GA100', 7, 'SMs Active');"
 		"CREATE TABLE GPU_METRICS(rawTimestamp INT, timestamp INT, typeId INT, metricId INT, value REAL);"
@@ -899,11 +904,12 @@ static void test_nsys_hostile_values(void)
 	sqlite3_close(db);
 	model_init(&m);
 	CHECK_EQ_I64(load_input(&m, p), 0);
-	CHECK_EQ_U64(m.kernels.n, 2);
+	CHECK_EQ_U64(m.kernels.n, 4);
 	CHECK_STR(model_str(&m, m.kernels.v[0].name_id), "k1");
-	CHECK_STR(model_str(&m, m.kernels.v[1].name_id), "");
-	CHECK(strtab_find(&m.str, "bomb") == UINT32_MAX);
-	CHECK(has_warning(&m, "nsys: 1 StringIds rows with implausible ids were skipped"));
+	CHECK_STR(model_str(&m, m.kernels.v[1].name_id), "bomb");
+	CHECK_STR(model_str(&m, m.kernels.v[2].name_id), ""); /* id 77: not in StringIds */
+	CHECK_STR(model_str(&m, m.kernels.v[3].name_id), ""); /* NULL: no name, not counted */
+	CHECK(has_warning(&m, "nsys: 1 references to string ids that StringIds does not have were left unnamed"));
 	CHECK_EQ_U64(m.metrics.n, 1);
 	CHECK_NEAR(m.metrics.v[0].value, 43, 0);
 	CHECK(has_warning(&m, "nsys: 2 GPU_METRICS samples that are not finite numbers were skipped"));
