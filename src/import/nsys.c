@@ -10,7 +10,8 @@
  * _SYNCHRONIZATION to kernel/memcpy/memset/sync rows, _RUNTIME to api rows
  * (eventClass 0 runtime, 1 driver; 67 CUDABACKTRACE rows repeat a call with
  * its backtrace and are skipped), NVTX_EVENTS to ranges, marks and names,
- * OSRT_API to os-runtime rows, TARGET_INFO_GPU to devices, GPU_METRICS to
+ * OSRT_API to os-runtime rows, TARGET_INFO_GPU and TARGET_INFO_CUDA_DEVICE (or
+ * the activity's device ids) to devices (load_devices), GPU_METRICS to
  * metric rows, CUDA_GPU_MEMORY_USAGE_EVENTS to memory rows, ThreadNames and
  * PROCESSES to thread and process names.
  * The export schema version (META_DATA_EXPORT) is not checked: tables and
