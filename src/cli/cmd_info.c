@@ -37,6 +37,86 @@ static size_t fill_counts(const struct model *m, struct count_row *rows)
 	return k;
 }
 
+/* The facts of a device row that `info` shows, with their JSON and text names. */
+static const struct {
+	const char *json, *text;
+} facts[MODEL_FACT__COUNT] = {
+	[MODEL_FACT_NAME] = { "name", "name" },
+	[MODEL_FACT_SMS] = { "sm_count", "SMs" },
+	[MODEL_FACT_CC] = { "cc", "cc" },
+	[MODEL_FACT_MEMORY] = { "memory", "memory" },
+};
+
+static int fact_known(const struct trace_device *d, enum model_fact f)
+{
+	switch (f) {
+	case MODEL_FACT_NAME: return d->name_id != 0;
+	case MODEL_FACT_SMS: return d->sm_count != 0;
+	case MODEL_FACT_CC: return d->cc_major != 0;
+	case MODEL_FACT_MEMORY: return d->global_mem != 0;
+	default: return 0;
+	}
+}
+
+/*
+ * Where fact @f of device @d came from: the source its importer (or the
+ * GPU-facts table) gave, else "recorded" for a value the input had and
+ * "-: not recorded in the input" for none (model.h, struct model_device_source).
+ * A given source that disagrees with the value (a reason for a value that is
+ * there, "recorded" for one that is not) is not shown: the value wins.
+ */
+static const char *fact_source(const struct model *m, const struct trace_device *d,
+			       enum model_fact f)
+{
+	const struct model_device_source *s = model_device_source(m, d);
+	int known = fact_known(d, f);
+
+	if (s && s->src[f]) {
+		const char *src = model_str(m, s->src[f]);
+		int unknown_src = !strncmp(src, "-", 1);
+		if (known != unknown_src)
+			return src;
+	}
+	return known ? "recorded" : "-: not recorded in the input";
+}
+
+static void print_device_text(const struct model *m, const struct trace_device *d)
+{
+	char b1[64];
+	int done[MODEL_FACT__COUNT] = { 0 };
+
+	printf("  gpu %u: ", d->id);
+	printf("%s, ", d->name_id ? model_str(m, d->name_id) : "-");
+	if (d->sm_count)
+		printf("%u SMs, ", d->sm_count);
+	else
+		printf("- SMs, ");
+	if (d->cc_major)
+		printf("cc %u.%u, ", d->cc_major, d->cc_minor);
+	else
+		printf("cc -, ");
+	if (d->global_mem)
+		printf("%s", fmt_bytes(b1, sizeof(b1), (double)d->global_mem));
+	else
+		printf("- memory");
+	if (d->pid)
+		printf(" (pid %u)", d->pid);
+	printf("\n");
+	/* one line per source, naming the facts that came from it */
+	for (int f = 0; f < MODEL_FACT__COUNT; f++) {
+		const char *src = fact_source(m, d, f);
+		if (done[f])
+			continue;
+		printf("    source of %s", facts[f].text);
+		for (int g = f + 1; g < MODEL_FACT__COUNT; g++)
+			if (!done[g] && !strcmp(fact_source(m, d, g), src)) {
+				printf(", %s", facts[g].text);
+				done[g] = 1;
+			}
+		printf(": %s\n", src);
+	}
+}
+
 static void print_text(const struct model *m)
 {
 	struct count_row rows[32];
@@ -65,12 +145,8 @@ static void print_text(const struct model *m)
 	}
 	if (m->devices.n) {
 		printf("devices:  %zu\n", m->devices.n);
-		for (size_t i = 0; i < m->devices.n; i++) {
-			const struct trace_device *d = &m->devices.v[i];
-			printf("  gpu %u: %s, %u SMs, cc %u.%u, %s\n", d->id, model_str(m, d->name_id),
-			       d->sm_count, d->cc_major, d->cc_minor,
-			       fmt_bytes(b1, sizeof(b1), (double)d->global_mem));
-		}
+		for (size_t i = 0; i < m->devices.n; i++)
+			print_device_text(m, &m->devices.v[i]);
 	}
 	printf("counts:\n");
 	for (size_t i = 0; i < nrows; i++)
@@ -113,6 +189,36 @@ static void print_json(const struct model *m)
 		strbuf_addf(&sb, "%s{\"pid\":%u,\"tid\":%u,\"name\":\"", i ? "," : "", t->pid, t->tid);
 		strbuf_add_json_str(&sb, model_str(m, t->name_id));
 		strbuf_addstr(&sb, "\"}");
+	}
+	strbuf_addstr(&sb, "],\"devices\":[");
+	for (size_t i = 0; i < m->devices.n; i++) {
+		const struct trace_device *d = &m->devices.v[i];
+		strbuf_addf(&sb, "%s{\"id\":%u,\"pid\":%u,\"name\":", i ? "," : "", d->id, d->pid);
+		if (d->name_id) {
+			strbuf_addch(&sb, '"');
+			strbuf_add_json_str(&sb, model_str(m, d->name_id));
+			strbuf_addch(&sb, '"');
+		} else {
+			strbuf_addstr(&sb, "null");
+		}
+		if (d->sm_count)
+			strbuf_addf(&sb, ",\"sm_count\":%u", d->sm_count);
+		else
+			strbuf_addstr(&sb, ",\"sm_count\":null");
+		if (d->cc_major)
+			strbuf_addf(&sb, ",\"cc_major\":%u,\"cc_minor\":%u", d->cc_major, d->cc_minor);
+		else
+			strbuf_addstr(&sb, ",\"cc_major\":null,\"cc_minor\":null");
+		if (d->global_mem)
+			strbuf_addf(&sb, ",\"memory_bytes\":%" PRIu64, d->global_mem);
+		else
+			strbuf_addstr(&sb, ",\"memory_bytes\":null");
+		for (int f = 0; f < MODEL_FACT__COUNT; f++) {
+			strbuf_addf(&sb, ",\"%s_source\":\"", facts[f].json);
+			strbuf_add_json_str(&sb, fact_source(m, d, f));
+			strbuf_addch(&sb, '"');
+		}
+		strbuf_addch(&sb, '}');
 	}
 	strbuf_addstr(&sb, "],\"counts\":{");
 	for (size_t i = 0; i < nrows; i++)

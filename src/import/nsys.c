@@ -10,7 +10,8 @@
  * _SYNCHRONIZATION to kernel/memcpy/memset/sync rows, _RUNTIME to api rows
  * (eventClass 0 runtime, 1 driver; 67 CUDABACKTRACE rows repeat a call with
  * its backtrace and are skipped), NVTX_EVENTS to ranges, marks and names,
- * OSRT_API to os-runtime rows, TARGET_INFO_GPU to devices, GPU_METRICS to
+ * OSRT_API to os-runtime rows, TARGET_INFO_GPU and TARGET_INFO_CUDA_DEVICE (or
+ * the activity's device ids) to devices (load_devices), GPU_METRICS to
  * metric rows, CUDA_GPU_MEMORY_USAGE_EVENTS to memory rows, ThreadNames and
  * PROCESSES to thread and process names.
  * The export schema version (META_DATA_EXPORT) is not checked: tables and
@@ -22,19 +23,27 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+
+struct nsys_str {
+	int64_t id;               /* StringIds.id */
+	size_t seq;               /* row order, for a repeated id */
+	uint32_t sid;             /* model string id */
+};
 
 struct nsys {
 	struct model *m;
 	const char *path;
 	sqlite3 *db;
-	uint32_t *strmap;         /* StringIds.id -> model string id */
+	struct nsys_str *strs;    /* StringIds, sorted by id (load_strings) */
 	size_t nstr;
 	int memkind_nsys;         /* mem kind codes are nsys's (0 = pageable) */
 	uint64_t backtrace_rows, osrt_unknown;
-	uint64_t strings_skipped, metrics_skipped; /* implausible string ids, NaN/inf samples */
+	uint64_t strings_unresolved; /* references to ids StringIds does not have */
+	uint64_t metrics_skipped;    /* NaN/inf samples */
 	MODEL_TABLE(uint32_t) pids;
 	uint32_t *pid_slot;       /* open-addressing set of pids: pid, 0 = empty */
 	uint32_t *pid_idx;        /* its index in pids */
@@ -189,47 +198,102 @@ static uint64_t col_time(sqlite3_stmt *st, int i)
 	return v < 0 ? 0 : (uint64_t)v;
 }
 
-static uint32_t str_of(struct nsys *n, int64_t id)
+/*
+ * The StringIds map is a sorted array of (id, model string) pairs, looked up
+ * by binary search, so it costs one entry per row whatever the ids are.
+ * nsys numbers strings densely from 0, but an export cut to a time window
+ * (nsys export --times, or a tool that drops rows) keeps only the strings
+ * the window uses, with ids up to millions: an array indexed by id would
+ * cost 4 bytes per id that is not there.  When the ids are dense the entry
+ * at index id is the one (checked first, no search).
+ */
+static uint32_t str_find(const struct nsys *n, int64_t id)
 {
-	return id > 0 && (uint64_t)id < n->nstr ? n->strmap[id] : 0;
+	size_t lo = 0, hi = n->nstr;
+
+	if ((uint64_t)id < n->nstr && n->strs[id].id == id)
+		return n->strs[id].sid;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (n->strs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n->nstr && n->strs[lo].id == id ? n->strs[lo].sid : UINT32_MAX;
+}
+
+/*
+ * The name in column @i of @st (a StringIds id): 0 when the column is NULL,
+ * and when the id is not in StringIds (counted: a warning says how many
+ * references were left unnamed).
+ */
+static uint32_t str_col(struct nsys *n, sqlite3_stmt *st, int i)
+{
+	uint32_t sid;
+
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return 0;
+	sid = str_find(n, sqlite3_column_int64(st, i));
+	if (sid == UINT32_MAX) {
+		n->strings_unresolved++;
+		return 0;
+	}
+	return sid;
+}
+
+/* str_col() without counting (a first pass over a table that a second pass counts) */
+static uint32_t str_find_quiet(struct nsys *n, sqlite3_stmt *st, int i)
+{
+	uint32_t sid;
+
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return 0;
+	sid = str_find(n, sqlite3_column_int64(st, i));
+	return sid == UINT32_MAX ? 0 : sid;
+}
+
+static int cmp_strid(const void *a, const void *b)
+{
+	const struct nsys_str *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static int load_strings(struct nsys *n)
 {
 	static const char *const cols[] = { "id", "value", NULL };
 	sqlite3_stmt *st;
-	int err, rc;
+	size_t alloc = 0, out = 0;
+	int err, rc, sorted = 1;
 
-	sqlite3_stmt *cnt;
-	int64_t max_id = 1 << 16;
-
-	/*
-	 * nsys numbers strings densely from 0, and the map is indexed by id: an
-	 * id far beyond the row count (one row with id 2^28 cost 1 GiB) is
-	 * damage or a crafted file and is skipped.
-	 */
-	if (sqlite3_prepare_v2(n->db, "SELECT count(*) FROM StringIds", -1, &cnt, NULL) == SQLITE_OK) {
-		if (sqlite3_step(cnt) == SQLITE_ROW)
-			max_id += 2 * sqlite3_column_int64(cnt, 0);
-		sqlite3_finalize(cnt);
-	}
 	st = query(n, "StringIds", cols, &err);
 	if (!st)
 		return err;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = col_i(st, 0);
 		const unsigned char *v = sqlite3_column_text(st, 1);
-		if (id < 0 || id > max_id || id > (1 << 28)) {
-			n->strings_skipped++;
+		struct nsys_str *e;
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
 			continue;
+		ALLOC_GROW(n->strs, n->nstr + 1, alloc);
+		e = &n->strs[n->nstr];
+		e->id = col_i(st, 0);
+		e->seq = n->nstr;
+		e->sid = v ? model_intern(n->m, (const char *)v) : 0;
+		if (n->nstr && e->id <= n->strs[n->nstr - 1].id)
+			sorted = 0;
+		n->nstr++;
+	}
+	if (!sorted) {
+		/* a repeated id (damage: the column is the primary key) keeps its last row */
+		qsort(n->strs, n->nstr, sizeof(*n->strs), cmp_strid);
+		for (size_t i = 0; i < n->nstr; i++) {
+			if (out && n->strs[out - 1].id == n->strs[i].id)
+				out--;
+			n->strs[out++] = n->strs[i];
 		}
-		if ((size_t)id >= n->nstr) {
-			size_t nn = (size_t)id + 1 > n->nstr * 2 ? (size_t)id + 1 : n->nstr * 2;
-			n->strmap = xrealloc(n->strmap, nn * sizeof(*n->strmap));
-			memset(n->strmap + n->nstr, 0, (nn - n->nstr) * sizeof(*n->strmap));
-			n->nstr = nn;
-		}
-		n->strmap[id] = v ? model_intern(n->m, (const char *)v) : 0;
+		n->nstr = out;
 	}
 	return step_done(n, st, rc, "StringIds");
 }
@@ -306,10 +370,10 @@ static int load_kernels(struct nsys *n)
 		k->stream = col_u32(st, 4);
 		k->correlation = col_u32(st, 5);
 		k->pid = gtid_pid(col_i(st, 6));
-		k->name_id = str_of(n, col_i(st, 7));
+		k->name_id = str_col(n, st, 7);
 		if (!k->name_id)
-			k->name_id = str_of(n, col_i(st, 19));
-		k->mangled_id = str_of(n, col_i(st, 8));
+			k->name_id = str_col(n, st, 19);
+		k->mangled_id = str_col(n, st, 8);
 		k->registers = (uint16_t)col_u32(st, 9);
 		for (int i = 0; i < 3; i++) {
 			k->grid[i] = col_u32(st, 10 + i);
@@ -424,9 +488,9 @@ static int load_syncs(struct nsys *n)
 }
 
 /* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as CUPTI names the call. */
-static uint32_t api_name(struct nsys *n, int64_t id)
+static uint32_t api_name(struct nsys *n, sqlite3_stmt *st, int col)
 {
-	uint32_t sid = str_of(n, id);
+	uint32_t sid = str_col(n, st, col);
 	const char *s = model_str(n->m, sid), *v = strrchr(s, '_');
 	size_t i;
 
@@ -466,7 +530,7 @@ static int load_api(struct nsys *n)
 		a->pid = gtid_pid(col_i(st, 3));
 		a->tid = gtid_tid(col_i(st, 3));
 		a->correlation = col_u32(st, 4);
-		a->name_id = api_name(n, col_i(st, 5));
+		a->name_id = api_name(n, st, 5);
 		a->status = (int32_t)col_i(st, 6);
 		note_pid(n, a->pid);
 	}
@@ -530,7 +594,8 @@ static int load_nvtx(struct nsys *n)
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			int64_t type = col_i(st, 2), dom = col_i(st, 10);
 			const unsigned char *text = sqlite3_column_text(st, 6);
-			uint32_t name = text ? model_intern(m, (const char *)text) : str_of(n, col_i(st, 9));
+			uint32_t name = text ? model_intern(m, (const char *)text) :
+					pass ? str_col(n, st, 9) : str_find_quiet(n, st, 9);
 			uint32_t dom_id = 0;
 			int64_t g = col_i(st, 7);
 
@@ -641,7 +706,7 @@ static int load_osrt(struct nsys *n)
 	if (!st)
 		return err;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		uint32_t name = str_of(n, col_i(st, 3));
+		uint32_t name = str_col(n, st, 3);
 		struct trace_osrt *o;
 		if (name != cache_id) {
 			cache_id = name;
@@ -682,25 +747,99 @@ static void parse_uuid(const char *s, uint8_t *out)
 	}
 }
 
-static int load_gpus(struct nsys *n)
+/* Does @table have column @col? */
+static int has_col(struct nsys *n, const char *table, const char *col)
+{
+	struct strbuf q = STRBUF_INIT;
+	sqlite3_stmt *st;
+	int found = 0;
+
+	strbuf_addf(&q, "PRAGMA table_info(\"%s\")", table);
+	if (sqlite3_prepare_v2(n->db, q.buf, -1, &st, NULL) == SQLITE_OK) {
+		while (!found && sqlite3_step(st) == SQLITE_ROW) {
+			const unsigned char *c = sqlite3_column_text(st, 1);
+			found = c && !strcmp((const char *)c, col);
+		}
+		sqlite3_finalize(st);
+	}
+	strbuf_release(&q);
+	return found;
+}
+
+/* A TARGET_INFO_GPU row: nsys's GPU id, its facts and where each came from. */
+struct nsys_gpu {
+	int64_t id;
+	struct trace_device d;    /* d.id = cuDevice, else id */
+	uint32_t src[MODEL_FACT__COUNT];
+};
+
+/* A TARGET_INFO_CUDA_DEVICE row: which CUDA ordinal process @pid gave GPU @gpu. */
+struct nsys_cudadev {
+	int64_t gpu;
+	uint32_t cuda, pid, sms;
+};
+
+__attribute__((format(printf, 2, 3)))
+static uint32_t intern_reason(struct nsys *n, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t id;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	id = model_intern(n->m, sb.buf);
+	strbuf_release(&sb);
+	return id;
+}
+
+/*
+ * The source of a fact read from column @col of a TARGET_INFO_GPU row
+ * (@have_col: the table has it): recorded when non-zero, else why not.
+ */
+static uint32_t fact_src(struct nsys *n, int have_col, const char *col, int nonzero)
+{
+	if (nonzero)
+		return model_intern(n->m, "recorded");
+	if (!have_col)
+		return intern_reason(n, "-: TARGET_INFO_GPU has no %s column", col);
+	return intern_reason(n, "-: TARGET_INFO_GPU.%s is empty or 0 for this GPU", col);
+}
+
+static int read_gpus(struct nsys *n, struct nsys_gpu **out, size_t *nout)
 {
 	static const char *const cols[] = {
 		"id", "cuDevice", "name", "busLocation", "totalMemory", "clockRate", "smCount",
-		"uuid", "computeMajor", "computeMinor", "maxWarpsPerSm", "threadsPerWarp", NULL,
+		"uuid", "computeMajor", "computeMinor", "maxWarpsPerSm", "threadsPerWarp",
+		"smMajor", "smMinor", NULL,
 	};
+	int have_sm, have_cc, have_mem, have_name, have_smcc;
+	size_t alloc = 0;
 	sqlite3_stmt *st;
 	int err, rc;
 
 	st = query(n, "TARGET_INFO_GPU", cols, &err);
 	if (!st)
 		return err;
+	have_name = has_col(n, "TARGET_INFO_GPU", "name");
+	have_sm = has_col(n, "TARGET_INFO_GPU", "smCount");
+	have_cc = has_col(n, "TARGET_INFO_GPU", "computeMajor");
+	have_smcc = has_col(n, "TARGET_INFO_GPU", "smMajor");
+	have_mem = has_col(n, "TARGET_INFO_GPU", "totalMemory");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_device *d = MODEL_PUSH(n->m->devices);
-		const unsigned char *bus = sqlite3_column_text(st, 3);
+		struct nsys_gpu *g;
+		struct trace_device *d;
+		const unsigned char *bus = sqlite3_column_text(st, 3), *name = sqlite3_column_text(st, 2);
 		unsigned dom = 0, b = 0, dv = 0, fn = 0;
+
+		ALLOC_GROW(*out, *nout + 1, alloc);
+		g = &(*out)[(*nout)++];
+		memset(g, 0, sizeof(*g));
+		d = &g->d;
+		g->id = col_i(st, 0);
 		d->id = sqlite3_column_type(st, 1) == SQLITE_NULL ? col_u32(st, 0) : col_u32(st, 1);
-		d->name_id = sqlite3_column_text(st, 2) ?
-			model_intern(n->m, (const char *)sqlite3_column_text(st, 2)) : 0;
+		d->name_id = name && *name ? model_intern(n->m, (const char *)name) : 0;
 		if (bus && sscanf((const char *)bus, "%x:%x:%x.%x", &dom, &b, &dv, &fn) >= 3) {
 			d->pci_domain = dom;
 			d->pci_bus = b;
@@ -712,9 +851,191 @@ static int load_gpus(struct nsys *n)
 		parse_uuid((const char *)sqlite3_column_text(st, 7), d->uuid);
 		d->cc_major = col_u32(st, 8);
 		d->cc_minor = col_u32(st, 9);
+		if (!d->cc_major) { /* smMajor/smMinor: the same numbers, under another name */
+			d->cc_major = col_u32(st, 12);
+			d->cc_minor = col_u32(st, 13);
+		}
 		d->max_threads_per_sm = col_u32(st, 10) * col_u32(st, 11);
+		g->src[MODEL_FACT_NAME] = fact_src(n, have_name, "name", d->name_id != 0);
+		g->src[MODEL_FACT_SMS] = fact_src(n, have_sm, "smCount", d->sm_count != 0);
+		/* cc 0.x is no GPU CUDA runs on: 0 is "not recorded" */
+		g->src[MODEL_FACT_CC] = fact_src(n, have_cc || have_smcc, "computeMajor", d->cc_major != 0);
+		g->src[MODEL_FACT_MEMORY] = fact_src(n, have_mem, "totalMemory", d->global_mem != 0);
 	}
 	return step_done(n, st, rc, "TARGET_INFO_GPU");
+}
+
+static int read_cudadevs(struct nsys *n, struct nsys_cudadev **out, size_t *nout)
+{
+	static const char *const cols[] = { "gpuId", "cudaId", "pid", "numMultiprocessors", NULL };
+	size_t alloc = 0;
+	sqlite3_stmt *st;
+	int err, rc;
+
+	st = query(n, "TARGET_INFO_CUDA_DEVICE", cols, &err);
+	if (!st)
+		return err;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct nsys_cudadev *c;
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL)
+			continue;
+		ALLOC_GROW(*out, *nout + 1, alloc);
+		c = &(*out)[(*nout)++];
+		c->gpu = col_i(st, 0);
+		c->cuda = col_u32(st, 1);
+		c->pid = col_u32(st, 2);
+		c->sms = col_u32(st, 3);
+	}
+	return step_done(n, st, rc, "TARGET_INFO_CUDA_DEVICE");
+}
+
+/* By CUDA ordinal, then pid. */
+static int cmp_device(const void *a, const void *b)
+{
+	const struct trace_device *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* Add a device row and its sources. */
+static void add_device(struct nsys *n, const struct trace_device *d, const uint32_t *src)
+{
+	struct model_device_source *s;
+
+	*MODEL_PUSH(n->m->devices) = *d;
+	s = MODEL_PUSH(n->m->device_sources);
+	s->device = d->id;
+	s->pid = d->pid;
+	memcpy(s->src, src, sizeof(s->src));
+}
+
+/* The lowest pid whose kernels, copies or sets ran on CUDA device @dev; 0 if none. */
+static uint32_t device_pid(const struct model *m, uint32_t dev)
+{
+	uint32_t pid = 0;
+
+#define LOWEST(t) \
+	for (size_t i = 0; i < m->t.n; i++) \
+		if (m->t.v[i].device == dev && m->t.v[i].pid && (!pid || m->t.v[i].pid < pid)) \
+			pid = m->t.v[i].pid
+	LOWEST(kernels);
+	LOWEST(memcpys);
+	LOWEST(memsets);
+#undef LOWEST
+	return pid;
+}
+
+static int have_device(const struct model *m, uint32_t dev)
+{
+	for (size_t i = 0; i < m->devices.n; i++)
+		if (m->devices.v[i].id == dev)
+			return 1;
+	return 0;
+}
+
+/* A device that GPU work ran on and no table describes: every fact unknown, for @why. */
+static void add_unknown_device(struct nsys *n, uint32_t dev, uint32_t why)
+{
+	struct trace_device d;
+	uint32_t src[MODEL_FACT__COUNT];
+
+	memset(&d, 0, sizeof(d));
+	d.id = dev;
+	d.pid = device_pid(n->m, dev);
+	for (int f = 0; f < MODEL_FACT__COUNT; f++)
+		src[f] = why;
+	add_device(n, &d, src);
+}
+
+/*
+ * Devices, after the GPU activity is loaded (device ids and pids come from it).
+ *
+ * TARGET_INFO_GPU describes each GPU of the machine under nsys's own GPU id;
+ * the activity tables' deviceId is the CUDA ordinal in the process, which
+ * CUDA_VISIBLE_DEVICES makes differ from process to process.
+ * TARGET_INFO_CUDA_DEVICE(gpuId, cudaId, pid), where the export has it, says
+ * which ordinal each process gave each GPU: one device row per distinct
+ * (GPU, ordinal), pid the lowest process that used it that way (two ranks
+ * that each see their own GPU as ordinal 0 are two rows, told apart by pid).
+ * GPUs that no process used are left out: they have no ordinal.  Without
+ * that table, a GPU's ordinal is its cuDevice column (else its id), as
+ * every process sees it.  A device id that GPU work ran on and that no
+ * table describes (an export cut down to a window leaves TARGET_INFO_GPU
+ * out) is still a device, with every fact unknown and the reason.
+ */
+static int load_devices(struct nsys *n)
+{
+	struct nsys_gpu *gpus = NULL;
+	struct nsys_cudadev *cds = NULL;
+	size_t ngpu = 0, ncd = 0;
+	int has_gpu = has_table(n, "TARGET_INFO_GPU");
+	uint32_t why;
+
+	if (read_gpus(n, &gpus, &ngpu) < 0 || read_cudadevs(n, &cds, &ncd) < 0) {
+		free(gpus);
+		free(cds);
+		return -1;
+	}
+	for (size_t i = 0; i < ncd; i++) {
+		struct nsys_cudadev *c = &cds[i];
+		struct trace_device d;
+		uint32_t src[MODEL_FACT__COUNT], pid = c->pid;
+		const struct nsys_gpu *g = NULL;
+		size_t j;
+		int dup = 0;
+
+		for (j = 0; j < i && !dup; j++)
+			dup = cds[j].gpu == c->gpu && cds[j].cuda == c->cuda;
+		if (dup)
+			continue;
+		for (j = i + 1; j < ncd; j++)
+			if (cds[j].gpu == c->gpu && cds[j].cuda == c->cuda && cds[j].pid &&
+			    (!pid || cds[j].pid < pid))
+				pid = cds[j].pid;
+		for (j = 0; j < ngpu && !g; j++)
+			if (gpus[j].id == c->gpu)
+				g = &gpus[j];
+		if (g) {
+			d = g->d;
+			memcpy(src, g->src, sizeof(src));
+		} else {
+			memset(&d, 0, sizeof(d));
+			why = has_gpu ? intern_reason(n, "-: TARGET_INFO_GPU has no GPU %" PRId64, c->gpu) :
+					model_intern(n->m, "-: the export has no TARGET_INFO_GPU table");
+			for (int f = 0; f < MODEL_FACT__COUNT; f++)
+				src[f] = why;
+		}
+		if (!d.sm_count && c->sms) {
+			d.sm_count = c->sms;
+			src[MODEL_FACT_SMS] = model_intern(n->m, "recorded");
+		}
+		d.id = c->cuda;
+		d.pid = pid;
+		add_device(n, &d, src);
+	}
+	if (!ncd)
+		for (size_t i = 0; i < ngpu; i++) {
+			struct trace_device d = gpus[i].d;
+			d.pid = device_pid(n->m, d.id);
+			add_device(n, &d, gpus[i].src);
+		}
+	why = has_gpu ? 0 : model_intern(n->m, "-: the export has no TARGET_INFO_GPU table");
+#define UNDESCRIBED(t) \
+	for (size_t i = 0; i < n->m->t.n; i++) \
+		if (!have_device(n->m, n->m->t.v[i].device)) \
+			add_unknown_device(n, n->m->t.v[i].device, why ? why : \
+					   intern_reason(n, "-: TARGET_INFO_GPU has no row for CUDA device %u", \
+							 n->m->t.v[i].device));
+	UNDESCRIBED(kernels);
+	UNDESCRIBED(memcpys);
+	UNDESCRIBED(memsets);
+#undef UNDESCRIBED
+	if (n->m->devices.n > 1)
+		qsort(n->m->devices.v, n->m->devices.n, sizeof(*n->m->devices.v), cmp_device);
+	free(gpus);
+	free(cds);
+	return 0;
 }
 
 /* GPU_METRICS(timestamp, typeId, metricId, value) named by TARGET_INFO_GPU_METRICS. */
@@ -802,7 +1123,7 @@ static int load_names(struct nsys *n)
 			t = MODEL_PUSH(n->m->threads);
 			t->pid = pid;
 			t->tid = gtid_tid(col_i(st, 1));
-			t->name_id = str_of(n, col_i(st, 0));
+			t->name_id = str_col(n, st, 0);
 		}
 		if (step_done(n, st, rc, "ThreadNames") < 0)
 			return -1;
@@ -854,17 +1175,17 @@ static int nsys_read(struct nsys *n)
 		return error("'%s' is an SQLite database but not an nsys export (no StringIds or event tables)",
 			     n->path);
 	detect_memkind(n);
-	if (load_strings(n) < 0 || load_gpus(n) < 0 || load_kernels(n) < 0 ||
-	    load_memcpys(n) < 0 || load_memsets(n) < 0 || load_syncs(n) < 0 ||
+	if (load_strings(n) < 0 || load_kernels(n) < 0 ||
+	    load_memcpys(n) < 0 || load_memsets(n) < 0 || load_devices(n) < 0 || load_syncs(n) < 0 ||
 	    load_api(n) < 0 || load_nvtx(n) < 0 || load_osrt(n) < 0 ||
 	    load_gpu_metrics(n) < 0 || load_memory(n) < 0 || load_names(n) < 0)
 		return -1;
 	if (n->backtrace_rows)
 		model_warn(m, "nsys: %" PRIu64 " CUDA backtrace rows (eventClass 67) repeat API calls already counted and were not imported",
 			   n->backtrace_rows);
-	if (n->strings_skipped)
-		model_warn(m, "nsys: %" PRIu64 " StringIds rows with implausible ids were skipped",
-			   n->strings_skipped);
+	if (n->strings_unresolved)
+		model_warn(m, "nsys: %" PRIu64 " references to string ids that StringIds does not have were left unnamed",
+			   n->strings_unresolved);
 	if (n->metrics_skipped)
 		model_warn(m, "nsys: %" PRIu64 " GPU_METRICS samples that are not finite numbers were skipped",
 			   n->metrics_skipped);
@@ -911,7 +1232,7 @@ int nsys_load(struct model *m, const char *path)
 	m->format = "nsys-sqlite";
 	ret = nsys_read(&n);
 	sqlite3_close(n.db);
-	free(n.strmap);
+	free(n.strs);
 	free(n.pids.v);
 	free(n.pid_slot);
 	free(n.pid_idx);

@@ -49,6 +49,7 @@ void model_release(struct model *m)
 	FREE_TABLE(m->memory);
 	FREE_TABLE(m->metrics);
 	FREE_TABLE(m->captures);
+	FREE_TABLE(m->device_sources);
 	for (size_t i = 0; i < m->nr_warnings; i++)
 		free(m->warnings[i]);
 	free(m->warnings);

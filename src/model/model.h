@@ -56,6 +56,32 @@ enum model_has {
 	MODEL_HAS_MEMORY = 1u << 7,   /* allocation records */
 };
 
+/*
+ * Where a device fact came from, so that `info` can say it and a consumer
+ * can tell a recorded number from a looked-up or an unknown one.  Each
+ * source is a string id in m->str:
+ *  - "recorded": read from the input (report, trace, export);
+ *  - "table": filled in from gpuscope's table of GPU facts by model name;
+ *  - "-: REASON": unknown, and why ("-: the export has no TARGET_INFO_GPU table");
+ *  - 0: not said.  A consumer then takes a non-zero value as recorded and a
+ *    zero one as unknown for no stated reason (trace_device zero = unknown).
+ * A row annotates the trace_device row with the same id and pid; importers
+ * push them with MODEL_PUSH(m->device_sources); devices without one use the
+ * default above.
+ */
+enum model_fact {
+	MODEL_FACT_NAME,
+	MODEL_FACT_SMS,            /* sm_count */
+	MODEL_FACT_CC,             /* cc_major.cc_minor */
+	MODEL_FACT_MEMORY,         /* global_mem */
+	MODEL_FACT__COUNT,
+};
+
+struct model_device_source {
+	uint32_t device, pid;      /* the trace_device row's id and pid */
+	uint32_t src[MODEL_FACT__COUNT];
+};
+
 struct model {
 	struct strtab str;
 	const char *format;        /* "gpuscope", "kineto", "nsys-sqlite" */
@@ -91,6 +117,9 @@ struct model {
 	/* reader diagnostics for a report */
 	int truncated;
 	uint64_t chunks_bad, bytes_skipped;
+
+	/* where device facts came from (struct model_device_source), shown by `info` */
+	MODEL_TABLE(struct model_device_source) device_sources;
 };
 
 void model_init(struct model *m);
@@ -157,6 +186,15 @@ const char *model_thread_name(const struct model *m, uint32_t pid, uint32_t tid)
 size_t model_range_thread(const struct model *m, uint32_t name_id, uint32_t *pid, uint32_t *tid);
 /* The device row for a CUDA ordinal (first process that reported it), or NULL. */
 const struct trace_device *model_device(const struct model *m, uint32_t id);
+/* The source row of device row @d (same id and pid), or NULL when none was given. */
+static inline const struct model_device_source *model_device_source(const struct model *m,
+								    const struct trace_device *d)
+{
+	for (size_t i = 0; i < m->device_sources.n; i++)
+		if (m->device_sources.v[i].device == d->id && m->device_sources.v[i].pid == d->pid)
+			return &m->device_sources.v[i];
+	return NULL;
+}
 
 /* ---- launch correlation (corr.c) ---- */
 

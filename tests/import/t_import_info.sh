@@ -25,6 +25,32 @@ grep -q '^format:   nsys-sqlite$' "$T/out" || fail "format is not nsys-sqlite"
 [ "$(count memcpys)" = 15 ] || fail "nsys memcpys"
 [ "$(count 'cuda api calls')" = 57 ] || fail "nsys api calls"
 [ "$(count 'nvtx ranges')" = 22 ] || fail "nsys nvtx ranges"
+# devices and where their numbers came from (TARGET_INFO_GPU: A100, 108 SMs, cc 8.0)
+grep -q '^  gpu 0: NVIDIA A100-SXM4-40GB, 108 SMs, cc 8.0, 39.4 GiB (pid 1230493)$' "$T/out" || fail "nsys device line"
+grep -q '^    source of name, SMs, cc, memory: recorded$' "$T/out" || fail "nsys device sources"
+"$GPUSCOPE" info --format json "$T/saxpy.sqlite" >"$T/json" || fail "json info on an nsys export"
+grep -q '"sm_count":108,"cc_major":8,"cc_minor":0,' "$T/json" || fail "json device facts"
+grep -q '"sm_count_source":"recorded"' "$T/json" || fail "json device sources"
+
+# an export cut to a window, without TARGET_INFO_GPU (shared/validation, when present:
+# GS_SHARED_DIR, else $GS_SOURCE_DIR/../shared, else /work/shared)
+S=${GS_SHARED_DIR:-}
+[ -n "$S" ] && [ -d "$S" ] || S=$GS_SOURCE_DIR/../shared
+[ -d "$S" ] || S=/work/shared
+W=$S/validation/real/nsysai__h100x2_wan_train_300ms.sqlite
+if [ -f "$W" ]; then
+	"$GPUSCOPE" info "$W" >"$T/out" || fail "info on the sliced export"
+	grep -q '^devices:  2$' "$T/out" || fail "sliced export: 2 devices"
+	grep -q '^  gpu 1: -, - SMs, cc -, - memory (pid 145)$' "$T/out" || fail "sliced export: unknown device facts"
+	grep -q '^    source of name, SMs, cc, memory: -: the export has no TARGET_INFO_GPU table$' "$T/out" ||
+		fail "sliced export: the reason"
+	! grep -q 'StringIds' "$T/out" || fail "sliced export: names not resolved"
+	"$GPUSCOPE" info --format json "$W" >"$T/json" || fail "json info on the sliced export"
+	grep -q '"sm_count":null,' "$T/json" || fail "sliced export: json null"
+	grep -q '"sm_count_source":"-: the export has no TARGET_INFO_GPU table"' "$T/json" || fail "sliced export: json reason"
+else
+	echo "skip: $W not found (no shared/validation folder)"
+fi
 
 # bad files: one-line error naming the file, exit 2
 echo '{"hello": "world"}' >"$T/other.json"

@@ -875,7 +875,11 @@ static void test_kineto_extreme_numbers(void)
 	model_release(&m);
 }
 
-/* A StringIds id of 2^28 (the map is indexed by id: 1 GiB) and infinite metric values. */
+/*
+ * A StringIds id of 2^28 (a map indexed by id would cost 1 GiB: the sparse
+ * map costs one entry per row, and the name resolves), a reference to an id
+ * StringIds does not have (unnamed, counted) and infinite metric values.
+ */
 static void test_nsys_hostile_values(void)
 {
 	const char *p = tmp("hostile.sqlite");
@@ -887,7 +891,8 @@ static void test_nsys_hostile_values(void)
 		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT,"
 		"  globalPid INT, shortName INT);"
 		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 200, 1, 13, 704643072, 1),"
-		"  (300, 400, 1, 13, 704643072, 268435456);"
+		"  (300, 400, 1, 13, 704643072, 268435456), (500, 600, 1, 13, 704643072, 77),"
+		"  (700, 800, 1, 13, 704643072, NULL);"
 		"CREATE TABLE TARGET_INFO_GPU_METRICS(typeId INT, sourceId INT, typeName TEXT, metricId INT, metricName TEXT);"
 		"INSERT INTO TARGET_INFO_GPU_METRICS VALUES (65536, 1, 'GA100', 7, 'SMs Active');"
 		"CREATE TABLE GPU_METRICS(rawTimestamp INT, timestamp INT, typeId INT, metricId INT, value REAL);"
@@ -899,11 +904,12 @@ static void test_nsys_hostile_values(void)
 	sqlite3_close(db);
 	model_init(&m);
 	CHECK_EQ_I64(load_input(&m, p), 0);
-	CHECK_EQ_U64(m.kernels.n, 2);
+	CHECK_EQ_U64(m.kernels.n, 4);
 	CHECK_STR(model_str(&m, m.kernels.v[0].name_id), "k1");
-	CHECK_STR(model_str(&m, m.kernels.v[1].name_id), "");
-	CHECK(strtab_find(&m.str, "bomb") == UINT32_MAX);
-	CHECK(has_warning(&m, "nsys: 1 StringIds rows with implausible ids were skipped"));
+	CHECK_STR(model_str(&m, m.kernels.v[1].name_id), "bomb");
+	CHECK_STR(model_str(&m, m.kernels.v[2].name_id), ""); /* id 77: not in StringIds */
+	CHECK_STR(model_str(&m, m.kernels.v[3].name_id), ""); /* NULL: no name, not counted */
+	CHECK(has_warning(&m, "nsys: 1 references to string ids that StringIds does not have were left unnamed"));
 	CHECK_EQ_U64(m.metrics.n, 1);
 	CHECK_NEAR(m.metrics.v[0].value, 43, 0);
 	CHECK(has_warning(&m, "nsys: 2 GPU_METRICS samples that are not finite numbers were skipped"));
@@ -993,6 +999,250 @@ static void test_nsys_many_pids(void)
 	model_release(&m);
 }
 
+/*
+ * The folder of traces recorded by others (shared/validation): env
+ * GS_SHARED_DIR, else $GS_SOURCE_DIR/../shared, else /work/shared; NULL
+ * (the test says so and skips that part) when none of them is a folder.
+ */
+static const char *shared_dir(void)
+{
+	static char buf[1024];
+	const char *env = getenv("GS_SHARED_DIR"), *root = getenv("GS_SOURCE_DIR");
+
+	if (env && *env && !access(env, R_OK | X_OK))
+		return env;
+	if (root && *root) {
+		snprintf(buf, sizeof(buf), "%s/../shared", root);
+		if (!access(buf, R_OK | X_OK))
+			return buf;
+	}
+	if (!access("/work/shared", R_OK | X_OK))
+		return "/work/shared";
+	return NULL;
+}
+
+/* Kernels of @path whose demangledName (else shortName) resolves in StringIds, by sqlite3 itself. */
+static uint64_t sqlite_named_kernels(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	uint64_t n = UINT64_MAX;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return n;
+	}
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+			       "JOIN StringIds s ON s.id = k.demangledName", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = (uint64_t)sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return n;
+}
+
+/*
+ * Every nsys export we have: names, devices, SM counts and compute
+ * capabilities.  The expected values were read from each file by hand with
+ * sqlite3:
+ *   kernels:   SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL
+ *   names:     SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s
+ *              ON s.id = k.demangledName WHERE s.value LIKE 'PREFIX%'
+ *              (facts.py in shared/validation/real reads names the same way)
+ *   devices:   SELECT * FROM TARGET_INFO_GPU / TARGET_INFO_CUDA_DEVICE (id, smCount,
+ *              computeMajor, computeMinor; gpuId -> cudaId), else the distinct
+ *              deviceId of the KERNEL and MEMCPY tables when the export has no
+ *              TARGET_INFO_GPU table (the two nsysai files, cut to a window).
+ */
+struct nsys_case {
+	const char *file;          /* under tests/data/import (.gz) or shared/validation/real */
+	int in_shared;
+	uint64_t kernels;
+	size_t ndev;
+	struct { uint32_t id, pid, sms, cc_major, cc_minor; const char *src; } dev[2];
+	struct { const char *prefix; uint64_t n; } names[3];
+};
+
+static const char no_gpu_table[] = "-: the export has no TARGET_INFO_GPU table";
+
+static const struct nsys_case nsys_cases[] = {
+	{ "import/saxpy-mpi-cuda_nsys_perlmutter0.sqlite.gz", 0, 5, 1,
+	  { { 0, 1230493, 108, 8, 0, "recorded" } },
+	  { { "saxpy(double *", 5 } } },
+	{ "iconc__rtx4070_graupel_stdpar.sqlite", 1, 7, 1,
+	  /* TARGET_INFO_CUDA_DEVICE: gpuId 0 -> cudaId 0 in pid 349138 */
+	  { { 0, 349138, 56, 8, 9, "recorded" } },
+	  { { "void thrust::", 3 } } },
+	{ "nvfuser__h200_cross_entropy_bench.sqlite", 1, 18, 1,
+	  /* gpuId 0 -> cudaId 0 in pids 50556 and 50922: one GPU, the lower pid */
+	  { { 0, 50556, 132, 9, 0, "recorded" } },
+	  { { "nvjet_tst", 3 }, { "<unnamed>::nvfuser_", 6 } } },
+	{ "nsysai__h100x2_wan_train_300ms.sqlite", 1, 4010, 2,
+	  /* pid 144 ran on device 0, pid 145 on device 1 */
+	  { { 0, 144, 0, 0, 0, no_gpu_table }, { 1, 145, 0, 0, 0, no_gpu_table } },
+	  { { "ncclDevKernel_SendRecv", 66 }, { "nvjet", 337 }, { "void flash::flash_fwd_kernel", 68 } } },
+	{ "nsysai__h100x2_wan_t2v_sp2_1s.sqlite", 1, 3442, 2,
+	  { { 0, 111, 0, 0, 0, no_gpu_table }, { 1, 112, 0, 0, 0, no_gpu_table } },
+	  { { "sm80_xmma_gemm_f32f32", 640 }, { "void <unnamed>::softmax_warp_forward", 56 } } },
+};
+
+static void check_nsys_case(const struct nsys_case *c, const char *path)
+{
+	struct model m;
+	uint64_t unnamed = 0;
+
+	model_init(&m);
+	CHECK_EQ_I64(load_input(&m, path), 0);
+	CHECK_EQ_U64(m.kernels.n, c->kernels);
+	for (size_t i = 0; i < m.kernels.n; i++)
+		unnamed += !m.kernels.v[i].name_id;
+	CHECK_EQ_U64(unnamed, 0);
+	CHECK_EQ_U64(m.kernels.n - unnamed, sqlite_named_kernels(path));
+	CHECK(!has_warning(&m, "StringIds"));
+	for (size_t k = 0; k < 3 && c->names[k].prefix; k++) {
+		uint64_t n = 0;
+		size_t len = strlen(c->names[k].prefix);
+		for (size_t i = 0; i < m.kernels.n; i++)
+			n += !strncmp(model_str(&m, m.kernels.v[i].name_id), c->names[k].prefix, len);
+		if (n != c->names[k].n)
+			gstest_fail(__FILE__, __LINE__, "%s: %" PRIu64 " kernels named %s..., expected %" PRIu64,
+				    c->file, n, c->names[k].prefix, c->names[k].n);
+	}
+	CHECK_EQ_U64(m.devices.n, c->ndev);
+	for (size_t i = 0; i < c->ndev && i < m.devices.n; i++) {
+		const struct trace_device *d = &m.devices.v[i];
+		const struct model_device_source *s = model_device_source(&m, d);
+		CHECK_EQ_U64(d->id, c->dev[i].id);
+		CHECK_EQ_U64(d->pid, c->dev[i].pid);
+		CHECK_EQ_U64(d->sm_count, c->dev[i].sms);
+		CHECK_EQ_U64(d->cc_major, c->dev[i].cc_major);
+		CHECK_EQ_U64(d->cc_minor, c->dev[i].cc_minor);
+		CHECK(s != NULL);
+		if (s) {
+			CHECK_STR(model_str(&m, s->src[MODEL_FACT_SMS]), c->dev[i].src);
+			CHECK_STR(model_str(&m, s->src[MODEL_FACT_CC]), c->dev[i].src);
+		}
+	}
+	model_release(&m);
+}
+
+static void test_nsys_exports(void)
+{
+	const char *shared = shared_dir();
+	size_t ran = 0;
+
+	for (size_t i = 0; i < sizeof(nsys_cases) / sizeof(nsys_cases[0]); i++) {
+		const struct nsys_case *c = &nsys_cases[i];
+		char path[2200];
+		if (!c->in_shared) {
+			size_t len;
+			unsigned char *db = gunzip_data(c->file, &len);
+			snprintf(path, sizeof(path), "%s", tmp("case.sqlite"));
+			write_file(path, db, len);
+			free(db);
+		} else if (!shared) {
+			printf("# skip %s: no shared/validation folder (GS_SHARED_DIR, $GS_SOURCE_DIR/../shared, /work/shared)\n",
+			       c->file);
+			continue;
+		} else {
+			snprintf(path, sizeof(path), "%s/validation/real/%s", shared, c->file);
+			if (access(path, R_OK)) {
+				printf("# skip %s: not in %s/validation/real\n", c->file, shared);
+				continue;
+			}
+		}
+		check_nsys_case(c, path);
+		ran++;
+	}
+	printf("# %zu nsys exports checked\n", ran);
+	CHECK(ran >= 1);
+}
+
+/*
+ * Device ids across schemas: TARGET_INFO_CUDA_DEVICE maps nsys's GPU ids to
+ * each process's CUDA ordinal (two ranks each seeing their own GPU as 0 are
+ * two rows), a GPU row without smCount/computeMajor columns has those facts
+ * unknown with the reason, and a device with work but no GPU row is still a
+ * device.
+ */
+static void test_nsys_device_schemas(void)
+{
+	const char *p = tmp("devs.sqlite"), *q = tmp("olddevs.sqlite");
+	sqlite3 *db;
+	struct model m;
+	const struct model_device_source *s;
+	/* pid 7 (globalPid 7 << 24 = 117440512) and pid 8 (134217728) */
+	const char *sql =
+		"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
+		"INSERT INTO StringIds VALUES (1,'k');"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT,"
+		"  globalPid INT, shortName INT);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 200, 0, 7, 117440512, 1),"
+		"  (100, 200, 0, 7, 134217728, 1);"
+		"CREATE TABLE TARGET_INFO_GPU(id INT, name TEXT, smCount INT, computeMajor INT,"
+		"  computeMinor INT, totalMemory INT, cuDevice INT);"
+		"INSERT INTO TARGET_INFO_GPU VALUES (2, 'G2', 132, 9, 0, 1000, 2), (3, 'G3', 114, 9, 0, 1000, 3),"
+		"  (4, 'unused', 10, 8, 0, 1000, 4);"
+		"CREATE TABLE TARGET_INFO_CUDA_DEVICE(gpuId INT, cudaId INT, pid INT);"
+		"INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (2, 0, 7), (3, 0, 8);";
+	const char *old =
+		"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
+		"INSERT INTO StringIds VALUES (1,'k');"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT,"
+		"  globalPid INT, shortName INT);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 200, 0, 7, 117440512, 1),"
+		"  (300, 400, 5, 7, 117440512, 1);"
+		"CREATE TABLE TARGET_INFO_GPU(id INT, name TEXT, totalMemory INT);"
+		"INSERT INTO TARGET_INFO_GPU VALUES (0, 'Old GPU', 1000);";
+
+	CHECK_EQ_I64(sqlite3_open(p, &db), SQLITE_OK);
+	CHECK_EQ_I64(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	model_init(&m);
+	CHECK_EQ_I64(load_input(&m, p), 0);
+	CHECK_EQ_U64(m.devices.n, 2);
+	if (m.devices.n == 2) {
+		CHECK_EQ_U64(m.devices.v[0].id, 0);
+		CHECK_EQ_U64(m.devices.v[0].pid, 7);
+		CHECK_STR(model_str(&m, m.devices.v[0].name_id), "G2");
+		CHECK_EQ_U64(m.devices.v[0].sm_count, 132);
+		CHECK_EQ_U64(m.devices.v[1].id, 0);
+		CHECK_EQ_U64(m.devices.v[1].pid, 8);
+		CHECK_STR(model_str(&m, m.devices.v[1].name_id), "G3");
+		CHECK_EQ_U64(m.devices.v[1].sm_count, 114);
+	}
+	model_release(&m);
+
+	CHECK_EQ_I64(sqlite3_open(q, &db), SQLITE_OK);
+	CHECK_EQ_I64(sqlite3_exec(db, old, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	model_init(&m);
+	CHECK_EQ_I64(load_input(&m, q), 0);
+	CHECK_EQ_U64(m.devices.n, 2);
+	if (m.devices.n == 2) {
+		CHECK_EQ_U64(m.devices.v[0].id, 0);
+		CHECK_EQ_U64(m.devices.v[0].pid, 7);
+		CHECK_STR(model_str(&m, m.devices.v[0].name_id), "Old GPU");
+		CHECK_EQ_U64(m.devices.v[0].sm_count, 0);
+		s = model_device_source(&m, &m.devices.v[0]);
+		CHECK(s != NULL);
+		if (s) {
+			CHECK_STR(model_str(&m, s->src[MODEL_FACT_NAME]), "recorded");
+			CHECK_STR(model_str(&m, s->src[MODEL_FACT_SMS]), "-: TARGET_INFO_GPU has no smCount column");
+			CHECK_STR(model_str(&m, s->src[MODEL_FACT_CC]), "-: TARGET_INFO_GPU has no computeMajor column");
+			CHECK_STR(model_str(&m, s->src[MODEL_FACT_MEMORY]), "recorded");
+		}
+		CHECK_EQ_U64(m.devices.v[1].id, 5);
+		s = model_device_source(&m, &m.devices.v[1]);
+		CHECK(s != NULL);
+		if (s)
+			CHECK_STR(model_str(&m, s->src[MODEL_FACT_SMS]),
+				  "-: TARGET_INFO_GPU has no row for CUDA device 5");
+	}
+	model_release(&m);
+}
+
 static void test_sniff(void)
 {
 	CHECK(import_sniff_json((const unsigned char *)"  \n{", 4));
@@ -1026,6 +1276,8 @@ static const struct gstest tests[] = {
 	GSTEST(test_kineto_duplicate_device),
 	GSTEST(test_kineto_empty_key),
 	GSTEST(test_nsys_many_pids),
+	GSTEST(test_nsys_exports),
+	GSTEST(test_nsys_device_schemas),
 	GSTEST(test_sniff),
 	{ 0 },
 };
