@@ -541,6 +541,21 @@ static struct queue heap_pop(struct heap *h)
 	return top;
 }
 
+/* Streams parked on the launch call @j may go once it has started. */
+static void wake_streams(const struct az_replay *rp, struct heap *h, const uint32_t *pos, uint32_t *park,
+			 size_t *nparked, size_t nq, uint32_t j, const uint8_t *started)
+{
+	if (!*nparked || !started[j])
+		return;
+	for (size_t p = rp->nthreads; p < nq; p++)
+		if (park[p] == j) {
+			struct queue w = { rp->op[pos[p]].start, (uint32_t)p };
+			park[p] = NONE;
+			(*nparked)--;
+			heap_push(h, w);
+		}
+}
+
 /*
  * az_replay_run - replay the graph under @x (NULL: unchanged).  Returns the
  * time by which the GPUs' last operations end earlier, summed over units
@@ -559,6 +574,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 	uint8_t *forcen;                     /* per thread: replay the next call without its trigger edge */
 	uint64_t *cut;                       /* per node: host time cut from its segment */
 	uint8_t *keep;                       /* per node: inside a one-off, not transformed */
+	uint8_t *started;                    /* per node: its start is replayed (what it launches may run) */
 	uint64_t *last, *first;
 	size_t nq = rp->nthreads + rp->nstreams, nparked = 0;
 	struct heap h;
@@ -584,6 +600,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 
 	/* one-offs stay as recorded: the calls and host time inside a one-off gap are not transformed */
 	keep = xcalloc(rp->nnode + 1, 1);
+	started = xcalloc(rp->nnode + 1, 1);
 	for (size_t g = 0; x && g < c->ngaps; g++) {
 		const struct az_gap *gp = &c->gaps[g];
 		uint32_t j;
@@ -695,8 +712,12 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 				dur = x->call(x->ctx, c, rp, j, d->api, dur, &nodep);
 			if (d->wait != NONE && !nodep) {
 				if (!done[d->wait]) {
+					/* started: what it launched may run; it returns when the op is done */
+					ns[j] = s;
+					started[j] = 1;
 					park[q] = d->wait;
 					nparked++;
+					wake_streams(rp, &h, pos, park, &nparked, nq, j, started);
 					continue;
 				}
 				ns[j] = s;
@@ -715,14 +736,8 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 						nparked--;
 						heap_push(&h, w);
 					}
-			if (nparked)
-				for (size_t p = rp->nthreads; p < nq; p++)
-					if (park[p] == j) {
-						struct queue w = { rp->op[pos[p]].start, (uint32_t)p };
-						park[p] = NONE;
-						nparked--;
-						heap_push(&h, w);
-					}
+			started[j] = 1;
+			wake_streams(rp, &h, pos, park, &nparked, nq, j, started);
 			if (pos[q] < rp->thread_first[q] + rp->thread_n[q]) {
 				e.key = rp->node[pos[q]].start;
 				heap_push(&h, e);
@@ -734,7 +749,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 			int have = 0;
 			if (o->launch != NONE && !force[q]) {
 				/* its launch call must have been replayed: else park behind it */
-				if (pos[rp->node[o->launch].thread] <= o->launch) {
+				if (pos[rp->node[o->launch].thread] <= o->launch && !started[o->launch]) {
 					park[q] = o->launch;
 					nparked++;
 					continue;
@@ -788,6 +803,36 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 		}
 		fprintf(stderr, "queued kk total %llu ns over %llu ops; lat total %llu\n", (unsigned long long)kq,
 			(unsigned long long)nq2, (unsigned long long)ll);
+		{
+			uint64_t nolaunch = 0, segleft = 0, calls = 0, idle = 0, prev_end = 0;
+			for (size_t i = 0; i < rp->nop; i++)
+				nolaunch += rp->op[i].launch == NONE;
+			for (size_t j = 0; j < rp->nnode; j++) {
+				if (j && j != rp->thread_first[rp->node[j].thread])
+					segleft += ns[j] - ne[j - 1];
+				calls += ne[j] - ns[j];
+			}
+			for (size_t k = 0; k < rp->nop; k++) { /* single-stream approx: ops in replay order */
+				if (os[k] > prev_end && prev_end)
+					idle += os[k] - prev_end;
+				if (os[k] > prev_end + 1000000 && prev_end) {
+					const struct rp_op *o = &rp->op[k];
+					fprintf(stderr, "big replay gap %llu before op %zu kind %d launch %u (node start %llu -> %llu, seg %llu other %llu, api %s) prev %u lat %llu kk %llu\n",
+						(unsigned long long)(os[k] - prev_end), k, o->kind, o->launch,
+						o->launch != NONE ? (unsigned long long)rp->node[o->launch].start : 0ull,
+						o->launch != NONE ? (unsigned long long)ns[o->launch] : 0ull,
+						o->launch != NONE ? (unsigned long long)rp->node[o->launch].seg : 0ull,
+						o->launch != NONE ? (unsigned long long)rp->node[o->launch].other : 0ull,
+						o->launch != NONE ? model_str(c->m, c->m->api.v[rp->node[o->launch].api].name_id) : "-",
+						o->prev, (unsigned long long)o->lat, (unsigned long long)o->kk);
+				}
+				if (oe[k] > prev_end)
+					prev_end = oe[k];
+			}
+			fprintf(stderr, "ops without launch %llu of %zu; replayed host time left %llu, call time %llu, idle approx %llu\n",
+				(unsigned long long)nolaunch, rp->nop, (unsigned long long)segleft, (unsigned long long)calls,
+				(unsigned long long)idle);
+		}
 		for (size_t j = 0; j < rp->nnode; j++)
 			if (rp->node[j].wait != NONE || rp->node[j].trig != NONE)
 				fprintf(stderr, "node %zu thread %u api %s wait %u trig %u start %llu -> %llu end %llu -> %llu own %llu wake %llu\n", j,
@@ -828,6 +873,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 	free(first);
 	free(cut);
 	free(keep);
+	free(started);
 	free(h.v);
 	return saved;
 }

@@ -15,7 +15,8 @@
  *    exposed time minus the time their bytes take at the large-copy
  *    bandwidth (what one batched copy would cost).
  *  - copy-bound: a GPU whose busy time is mostly host<->device copies
- *    (copies.copy_bound_share).  Gain: the replay's, with the copies' data
+ *    (copies.copy_bound_share), most bytes pinned (pageable ones are
+ *    pageable-copy's: pinning is the first fix).  Gain: the replay's, with the copies' data
  *    kept resident on the device (the copies gone); the replays with the
  *    copies at the pinned bandwidth and overlapped with compute are given
  *    beside it.
@@ -132,7 +133,7 @@ static uint64_t copy_op(void *ctx, const struct az_ctx *c, const struct az_repla
 static void copy_bound(struct az_ctx *c, const struct az_rule *self, double pinned_gbps)
 {
 	const struct model *m = c->m;
-	uint64_t copy_ns = 0, busy_ns = 0, kern_ns = 0, bytes = 0, n = 0, npg = 0, saved = 0, saved_pin = 0;
+	uint64_t copy_ns = 0, busy_ns = 0, kern_ns = 0, bytes = 0, n = 0, npg = 0, pg_bytes = 0, saved = 0, saved_pin = 0;
 	struct strbuf ev = STRBUF_INIT;
 	struct copy_xf xf = { m, 0 };
 	struct az_xform x = { 0 };
@@ -154,10 +155,16 @@ static void copy_bound(struct az_ctx *c, const struct az_rule *self, double pinn
 			continue;
 		n++;
 		bytes += k->bytes;
-		npg += k->src_kind == MEM_PAGEABLE || k->dst_kind == MEM_PAGEABLE;
+		if (k->src_kind == MEM_PAGEABLE || k->dst_kind == MEM_PAGEABLE) {
+			npg++;
+			pg_bytes += k->bytes;
+		}
 	}
 	share = az_div((double)copy_ns, (double)busy_ns);
 	if (!n || share < az_param(c, self, "copy_bound_share"))
+		return;
+	/* mostly pageable: pinned memory is the first fix, and pageable-copy's finding (one cause, one finding) */
+	if (pg_bytes * 2 >= bytes)
 		return;
 	x.ctx = &xf;
 	x.op = copy_op;

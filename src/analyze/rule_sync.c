@@ -7,11 +7,82 @@
  * timeline.c charges such a gap to the synchronisation, up to the time the
  * thread spent blocked (that much host work could have been done ahead had
  * it not waited), carrying what is left of the blocked time over to the
- * dispatch gaps that follow.  The gain is that idle time.
+ * dispatch gaps that follow.  That idle time selects the finding; its gain
+ * is the replay's (replay.c): every synchronise call, and every blocking
+ * device-to-host read of at most synchronization.item_bytes, stops
+ * waiting for the GPU (an event the host checks later, a read every N
+ * steps), so the CPU queues work ahead.  Where one synchronise follows
+ * nearly every launch, the finding says so: that is a debugging habit
+ * (CUDA_LAUNCH_BLOCKING, a sync after each kernel to check errors).
  */
 #include "internal.h"
 
 #include <string.h>
+
+struct sync_xf {
+	const struct az_ctx *c;
+	uint64_t item_bytes;
+};
+
+/* Replay hook: synchronise calls and scalar reads no longer wait for the GPU. */
+static uint64_t sync_call(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t node,
+			  uint32_t api_row, uint64_t dur, int *nodep)
+{
+	const struct sync_xf *x = ctx;
+	const struct trace_api *a = &c->m->api.v[api_row];
+	int cls = (int)c->api_class[a->name_id];
+
+	(void)rp;
+	(void)node;
+	if (cls == API_SYNC) {
+		*nodep = 1;
+	} else if (cls == API_COPY_SYNC) {
+		/* a synchronous read-back of a few bytes: the scalar it reads can wait */
+		const struct trace_memcpy *k = NULL;
+		for (size_t i = 0; i < c->m->memcpys.n && !k; i++) /* few sync copies: linear is fine */
+			if (c->m->memcpys.v[i].pid == a->pid && c->m->memcpys.v[i].correlation == a->correlation)
+				k = &c->m->memcpys.v[i];
+		if (k && k->kind == COPY_DTOH && k->bytes <= x->item_bytes)
+			*nodep = 1;
+	}
+	return dur;
+}
+
+/*
+ * Launches followed by a synchronise before the next launch, per thread
+ * (counted calls only): *nl launches, *ns of them synchronised at once.
+ */
+static void sync_after_launch(const struct az_ctx *c, uint64_t *nl, uint64_t *ns)
+{
+	const struct model *m = c->m;
+	struct { uint32_t pid, tid; int pending; } th[64];
+	size_t n = 0;
+
+	*nl = *ns = 0;
+	for (size_t i = 0; i < m->api.n; i++) {
+		const struct trace_api *a = &m->api.v[i];
+		int cls = (int)c->api_class[a->name_id];
+		size_t k;
+		if ((cls != API_LAUNCH && cls != API_SYNC) || !az_in_win(c, a->start) || !az_api_counted(c, a))
+			continue;
+		for (k = 0; k < n && (th[k].pid != a->pid || th[k].tid != a->tid); k++)
+			;
+		if (k == n) {
+			if (n == ARRAY_SIZE(th))
+				continue;
+			th[n].pid = a->pid;
+			th[n].tid = a->tid;
+			th[n++].pending = 0;
+		}
+		if (cls == API_LAUNCH) {
+			(*nl)++;
+			th[k].pending = 1;
+		} else if (th[k].pending) {
+			(*ns)++;
+			th[k].pending = 0;
+		}
+	}
+}
 
 void rule_sync(struct az_ctx *c, const struct az_rule *self)
 {
@@ -24,13 +95,27 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 	size_t nw = 0;
 	double gain;
 	char b1[64], b2[64];
-	int t;
+	int t, every;
+	uint64_t saved = 0, nlaunch = 0, nafter = 0;
+	struct finding *f;
 
 	if (!c->has_gpu)
 		return;
 	gain = az_div((double)c->cause[CAUSE_SYNC].ns, (double)c->unit_wall_ns);
 	if (gain < az_param(c, self, "min_gain"))
 		return;
+	{
+		struct sync_xf sx = { c, item_bytes };
+		struct az_xform x = { 0 };
+		double g;
+		x.ctx = &sx;
+		x.call = sync_call;
+		if ((g = az_replay_gain(c, &x, &saved)) >= 0)
+			gain = g;
+	}
+	if (gain < az_param(c, self, "min_gain"))
+		return;
+	sync_after_launch(c, &nlaunch, &nafter);
 	for (size_t i = 0; i < m->api.n; i++) {
 		const struct trace_api *a = &m->api.v[i];
 		int cls = c->api_class[a->name_id];
@@ -54,6 +139,12 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 		if (az_in_win(c, m->syncs.v[i].start))
 			nsyncrec++;
 
+	/* nearly every launch synchronised at once: at least 9 in 10, over 10 launches or more */
+	every = nlaunch >= 10 && nafter * 10 >= nlaunch * 9;
+	if (nafter)
+		strbuf_addf(&ev, "%llu of %llu launches are followed by a synchronise before the next launch%s\n",
+			    (unsigned long long)nafter, (unsigned long long)nlaunch,
+			    every ? ": a synchronisation after every launch" : "");
 	strbuf_addstr(&ev, "GPU idle after blocking calls: ");
 	az_describe_cause(c, CAUSE_SYNC, &ev);
 	strbuf_addch(&ev, '\n');
@@ -85,20 +176,24 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 	for (int k = 0; k < 3; k++)
 		if (c->cause[CAUSE_SYNC].big[k].end > c->cause[CAUSE_SYNC].big[k].start)
 			where[nw++] = c->cause[CAUSE_SYNC].big[k];
-	az_add(c, "synchronization", az_severity(gain), gain,
-	       nitem ? "Host waits for the GPU (scalar reads / synchronisation) and the GPU then idles"
+	f = az_add(c, "synchronization", az_severity(gain), gain,
+	       every ? "A synchronisation after every launch: the GPU never has more than one kernel queued"
+	       : nitem ? "Host waits for the GPU (scalar reads / synchronisation) and the GPU then idles"
 		     : "Blocking synchronisation empties the GPU queue",
-	       "sum over idle gaps that begin as a blocking call (synchronise, synchronous copy) returns of min(gap, time the "
-	       "thread was blocked in that call, carried over to the dispatch gaps that follow), divided by the analysed GPU "
-	       "time: without the wait the CPU could have queued that much work ahead",
+	       "the replay's saving when synchronise calls and scalar read-backs stop waiting for the GPU (the CPU queues "
+	       "work ahead), divided by the analysed GPU time; without a graph, the idle time after blocking calls up to "
+	       "the time the thread was blocked",
 	       ev.buf,
 	       c->pytorch
 	       ? "Remove per-step host synchronisation: do not read GPU values every step (.item(), .cpu(), .tolist(), print, "
 		 "Python if on a CUDA tensor; accumulate on the GPU and read every N steps), drop torch.cuda.synchronize() from "
 		 "the loop, copy with non_blocking=True from pinned memory; torch.cuda.set_sync_debug_mode(\"warn\") finds hidden syncs"
+	       : every ? "Remove the synchronise after each launch (error checks belong in debug builds: check cudaGetLastError "
+		 "without synchronising, or once per step); launch the whole step, then wait once where the host needs results"
 	       : "Wait only where the host needs the result: replace cudaDeviceSynchronize/cudaStreamSynchronize in the loop by "
 		 "events (cudaEventRecord + cudaStreamWaitEvent between streams, cudaEventSynchronize only before host use), and "
 		 "use cudaMemcpyAsync from pinned memory instead of cudaMemcpy",
 	       where, nw);
+	az_replay_finding(c, f, "the synchronisations replaced by events (no host wait)", saved);
 	strbuf_release(&ev);
 }

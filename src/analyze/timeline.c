@@ -833,10 +833,18 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 			gap(l, ui, c->lo, s, op, first_seen(l, op));
 		return;
 	}
-	if (s > l->cur_end[ui])
+	if (s > l->cur_end[ui]) {
 		gap(l, ui, l->cur_end[ui], s, op, first_seen(l, op));
-	else
+	} else {
 		(void)first_seen(l, op);
+		/*
+		 * Queued behind running work: the CPU is ahead again, so what
+		 * is left of a synchronisation's blocked time no longer costs
+		 * anything; later gaps are the host's own.
+		 */
+		if (s < l->cur_end[ui])
+			l->credit[ui] = 0;
+	}
 	if (e > l->cur_end[ui])
 		l->cur_end[ui] = e;
 	if (e > u->last)
