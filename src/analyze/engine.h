@@ -177,8 +177,9 @@ struct az_replay;
  *  - call(node, api row, duration, &nodep): an API call's duration; set
  *    *nodep to drop its wait on the GPU (a sync removed);
  *  - op(op, kind, row, duration): a GPU operation's duration;
- *  - latency / spacing: an operation's launch latency / its spacing behind
- *    the previous operation on its stream;
+ *  - latency: an operation's launch latency; spacing: the spacing behind
+ *    the previous operation on its stream of an operation that waited for
+ *    its launch (queued ones keep the GPU's own spacing);
  *  - seg(node, api row, host time): the host time before a call.
  */
 struct az_xform {

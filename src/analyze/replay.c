@@ -51,6 +51,7 @@ struct rp_op {                 /* a GPU operation */
 	uint32_t unit;             /* index into c->units */
 	uint64_t lat, kk;          /* launch latency, spacing behind prev */
 	uint8_t kind;              /* 0 kernel, 1 copy, 2 set */
+	uint8_t late;              /* it waited for its launch (the stream had drained) */
 	uint32_t row;              /* row in its model table */
 };
 
@@ -256,7 +257,8 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 				d = &rp->node[pos[t]++];
 				d->start = a->start;
 				d->end = a->end > a->start ? a->end : a->start;
-				d->seg = prev_end[t] ? d->start - prev_end[t] : 0;
+				/* the first call's host time runs from the window's start */
+				d->seg = prev_end[t] ? d->start - prev_end[t] : d->start > c->lo ? d->start - c->lo : 0;
 				d->api = (uint32_t)i;
 				d->wait = NONE;
 				d->thread = qid[t];
@@ -305,6 +307,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		int late = l && (!p || (p->launch != o->launch &&
 				       (blocking((int)c->api_class[m->api.v[l->api].name_id])
 					? l->start + lat0 > p->end : l->end > p->end)));
+		o->late = (uint8_t)late;
 		if (late) {
 			/* waited for its launch: the launch sets its start */
 			o->lat = o->start - l->start;
@@ -637,6 +640,8 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 				if (q == rp->thread_first[d->thread] || seg_lo <= gp->start)
 					break;
 			}
+			if (want && getenv("GS_REPLAY_DEBUG"))
+				fprintf(stderr, "gap %zu: %llu ns of the cut not placed\n", g, (unsigned long long)want);
 		}
 	}
 
@@ -704,7 +709,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 				if (j != rp->thread_first[q])
 					s = umax(s, ne[j - 1]);
 			} else {
-				s = j == rp->thread_first[q] ? d->start : ne[j - 1] + seg;
+				s = j == rp->thread_first[q] ? d->start - d->seg + seg : ne[j - 1] + seg;
 			}
 			forcen[q] = 0;
 			dur = d->end - d->start;
@@ -761,7 +766,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 			}
 			if (o->prev != NONE) {
 				uint64_t kk = o->kk;
-				if (x && x->spacing)
+				if (x && x->spacing && o->late)
 					kk = x->spacing(x->ctx, c, rp, i, kk);
 				s = have ? umax(s, oe[o->prev] + kk) : oe[o->prev] + kk;
 				have = 1;

@@ -71,6 +71,13 @@ static uint64_t graph_seg(void *ctx, const struct az_ctx *c, const struct az_rep
 	return seg > host ? seg - host : 0;
 }
 
+/* ... and kernels that waited for their launch follow the previous one graph_gap_us apart */
+static uint64_t graph_spacing(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op,
+			      uint64_t kk)
+{
+	return graph_latency(ctx, c, rp, op, kk);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -141,6 +148,7 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 		x.causes = 1u << CAUSE_CPU | 1u << CAUSE_LAUNCH;
 		x.ctx = &gc;
 		x.latency = graph_latency;
+		x.spacing = graph_spacing;
 		x.call = graph_call;
 		x.seg = graph_seg;
 		if (gain >= az_param(c, self, "min_gain") && (g = az_replay_gain(c, &x, &saved)) >= 0)

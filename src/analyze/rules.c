@@ -51,7 +51,7 @@ static const struct az_param p_copies[] = {
 	{ "small_bytes", 65536, "under 64 KiB a PCIe copy costs mostly its fixed ~5-10 us; nsys's sync-copy rule also ignores small host-to-device copies" },
 	{ "min_small_count", 100, "a few small copies are normal; hundreds in the window are a pattern worth batching" },
 	{ "min_copy_bytes", 1048576, "copies of at least 1 MiB are worth overlapping with compute" },
-	{ "copy_bound_share", 0.8, "a GPU whose busy time is at least 80% host<->device copies is copy-bound: overlapping them with the compute beside them hides at most a quarter of them, so the data must stay on the device or move faster" },
+	{ "copy_bound_share", 0.8, "a GPU whose busy time is at least 80% host<->device copies with no kernel beside them is copy-bound: overlapping them with the compute hides at most a quarter of them, so the data must stay on the device or move faster" },
 	{ "duplex", 0.35, "an upload and a download at the same time reach 1.2-1.5x one direction's throughput on PCIe servers (separate copy engines, shared host memory and PCIe flow control): 1.35x" },
 	MIN_GAIN,
 	{ NULL, 0, NULL },

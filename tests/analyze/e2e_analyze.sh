@@ -65,8 +65,8 @@ done < <(find "$src/tests/data" -type f \( -name '*.gpuscope' -o -name '*.json' 
 # the rules listing names every rule and threshold
 "$G" analyze --rules >"$T/rules.txt"
 check "--rules: exit 0" test $? -eq 0
-check "--rules: lists gpu-starvation.min_gap_us" grep -q -- '--set gpu-starvation.min_gap_us=2' "$T/rules.txt"
-check "--rules: ten rules" test "$(grep -c '^[a-z-]*: ' "$T/rules.txt")" -eq 10
+check "--rules: lists engine.min_gap_us" grep -q -- '--set engine.min_gap_us=2' "$T/rules.txt"
+check "--rules: the engine row and ten rules" test "$(grep -c '^[a-z-]*: ' "$T/rules.txt")" -eq 11
 
 # edge cases and bad input
 "$GEN" dataloader broken "$T/dl.gpuscope"

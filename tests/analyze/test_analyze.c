@@ -363,10 +363,10 @@ static void test_attribution(void)
 	analyze_result_release(&r);
 	model_release(&m);
 
-	/* no CPU record at all for the gap: cause not recorded, said so */
+	/* no CPU record at all for the gap: host code between launches, said so */
 	write_loop(p, fill_nothing);
 	CHECK(analyze_file(p, NULL, &m, &r) == 0);
-	f = find(&r, "gpu-starvation");
+	f = find(&r, "host-bound");
 	CHECK(f != NULL);
 	if (f)
 		CHECK_CONTAINS(f->evidence, "CPU work outside traced calls");
@@ -376,7 +376,7 @@ static void test_attribution(void)
 	/* the same, but CPU samples show the thread mostly off the CPU */
 	write_loop(p, fill_offcpu);
 	CHECK(analyze_file(p, NULL, &m, &r) == 0);
-	f = find(&r, "gpu-starvation");
+	f = find(&r, "host-bound");
 	CHECK(f != NULL);
 	if (f)
 		CHECK_CONTAINS(f->evidence, "ran on a CPU 10% of its CPU-work idle time (mostly off-CPU");
