@@ -13,9 +13,11 @@
 static const char analyze_usage[] =
 	"gpuscope analyze REPORT|TRACE.json|EXPORT.sqlite [--format text|json]\n"
 	"                 [--start T] [--end T] [--nvtx RANGE] [--step RANGE] [--set rule.key=value ...]\n"
+	"                 [--data-range PATTERN ...]\n"
 	"                 [--critical-path [--cp-annotation NAME] [--cp-instance N]]\n"
 	"       gpuscope analyze --rules    (the rules and their thresholds)\n"
-	"  T is a time from the start of the report (\"1.5s\", \"200ms\"; seconds by default)";
+	"  T is a time from the start of the report (\"1.5s\", \"200ms\"; seconds by default)\n"
+	"  --data-range PATTERN: NVTX ranges (shell pattern) that mark the program's data loading";
 
 /* "--opt=value" or "--opt value"; returns the value or NULL (usage error set). */
 static const char *opt_value(int argc, char **argv, int *i, const char *name)
@@ -47,7 +49,8 @@ int cmd_analyze(int argc, char **argv)
 	struct critpath_opts cpo = { 0 };
 	int cp_on = 0;
 	const char **set = xcalloc((size_t)argc + 1, sizeof(*set));
-	size_t nset = 0;
+	const char **ranges = xcalloc((size_t)argc + 1, sizeof(*ranges));
+	size_t nset = 0, nranges = 0;
 	int ret;
 
 	memset(&o, 0, sizeof(o));
@@ -73,6 +76,10 @@ int cmd_analyze(int argc, char **argv)
 			if (!(v = opt_value(argc, argv, &i, "--set")))
 				goto missing;
 			set[nset++] = v;
+		} else if (is_opt(a, "--data-range")) {
+			if (!(v = opt_value(argc, argv, &i, "--data-range")))
+				goto missing;
+			ranges[nranges++] = v;
 		} else if (!strcmp(a, "--critical-path")) {
 			/* HTA's critical path of one window (docs/critical-path.md) */
 			cp_on = 1;
@@ -85,16 +92,20 @@ int cmd_analyze(int argc, char **argv)
 			cpo.instance = (unsigned)strtoul(v, NULL, 10);
 		} else if (!strcmp(a, "--rules")) {
 			free(set);
+			free(ranges);
 			return analyze_print_rules(stdout) < 0 ? EXIT_FAIL : EXIT_OK;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			printf("usage: %s\n", analyze_usage);
 			free(set);
+			free(ranges);
 			return EXIT_OK;
 		} else if (a[0] == '-' && a[1]) {
 			free(set);
+			free(ranges);
 			return usage_error(analyze_usage, "unknown option '%s'", a);
 		} else if (path) {
 			free(set);
+			free(ranges);
 			return usage_error(analyze_usage, "more than one input ('%s' and '%s')", path, a);
 		} else {
 			path = a;
@@ -102,18 +113,22 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (!path) {
 		free(set);
+		free(ranges);
 		return usage_error(analyze_usage, "no input given");
 	}
 	if (strcmp(format, "text") && strcmp(format, "json")) {
 		free(set);
+		free(ranges);
 		return usage_error(analyze_usage, "unknown format '%s' (text or json)", format);
 	}
 	o.set = nset ? set : NULL;
+	o.data_ranges = nranges ? ranges : NULL;
 
 	model_init(&m);
 	if (load_input(&m, path) < 0) {
 		model_release(&m);
 		free(set);
+		free(ranges);
 		return EXIT_USAGE;
 	}
 	if (cp_on) {
@@ -124,6 +139,7 @@ int cmd_analyze(int argc, char **argv)
 		critpath_release(&cp);
 		model_release(&m);
 		free(set);
+		free(ranges);
 		return ret ? EXIT_USAGE : EXIT_OK;
 	}
 	if (start || end) {
@@ -132,12 +148,14 @@ int cmd_analyze(int argc, char **argv)
 		    (end && parse_duration_ns(end, &e, "s") < 0)) {
 			model_release(&m);
 			free(set);
+			free(ranges);
 			return usage_error(analyze_usage, "bad time '%s'", start && parse_duration_ns(start, &s, "s") < 0
 					   ? start : end);
 		}
 		if (end && e <= s) {
 			model_release(&m);
 			free(set);
+			free(ranges);
 			return usage_error(analyze_usage, "--end must be after --start");
 		}
 		o.start = m.t_min + s;
@@ -148,6 +166,7 @@ int cmd_analyze(int argc, char **argv)
 	if (analyze_run(&m, &o, &r) < 0) {
 		model_release(&m);
 		free(set);
+		free(ranges);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(format, "json"))
@@ -157,11 +176,13 @@ int cmd_analyze(int argc, char **argv)
 	analyze_result_release(&r);
 	model_release(&m);
 	free(set);
+	free(ranges);
 	/* main() flushes and checks stdout (finish_stdout) after every command */
 	if (ret < 0 || fflush(stdout) != 0)
 		return EXIT_FAIL;
 	return EXIT_OK;
 missing:
 	free(set);
+	free(ranges);
 	return usage_error(analyze_usage, "option '%s' needs a value", argv[argc - 1]);
 }
