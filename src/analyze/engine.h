@@ -183,6 +183,7 @@ struct az_replay;
  *  - seg(node, api row, host time): the host time before a call.
  */
 struct az_xform {
+	const char *what;          /* the fix in words ("the allocations served from a cache") */
 	unsigned causes;
 	void *ctx;
 	uint64_t (*call)(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t node,
@@ -212,6 +213,8 @@ void az_replay_free(struct az_replay *rp);
  */
 uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struct az_xform *x,
 		       int64_t *unit_saved);
+/* The kind (0 kernel, 1 copy, 2 set) and model row of GPU operation @op; 0, or -1 out of range. */
+int az_replay_op_row(const struct az_replay *rp, uint32_t op, int *kind, uint32_t *row);
 /*
  * The host code in the recorded host time before call @node: that time less
  * OS-runtime I/O, waits, locks and sleeps and data-loading frames in it.

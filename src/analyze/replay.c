@@ -65,6 +65,8 @@ struct rp_node {               /* a counted API call on a launching thread */
 	uint64_t other;            /* of seg: time in I/O, waits, locks, sleeps (osrt) and data-loading frames */
 	uint32_t trig;             /* node of the process's primary thread that set it off, or NONE */
 	uint64_t trig_delay;
+	uint32_t join;             /* primary thread: the helper's node it waited for, or NONE */
+	uint64_t join_delay;
 };
 
 struct az_replay {
@@ -431,7 +433,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 			if (rp->op[i].launch != NONE && (first_op == NONE || rp->op[i].start < rp->op[first_op].start))
 				first_op = (uint32_t)i;
 		for (size_t j = 0; j < rp->nnode; j++)
-			rp->node[j].trig = NONE;
+			rp->node[j].trig = rp->node[j].join = NONE;
 		if (first_op != NONE) {
 			uint32_t prim = rp->node[rp->op[first_op].launch].thread;
 			size_t f0 = rp->thread_first[prim], f1 = f0 + rp->thread_n[prim];
@@ -452,6 +454,37 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 				if (lo > f0 && (head || rp->node[lo - 1].end > d->start - d->seg)) {
 					d->trig = (uint32_t)(lo - 1);
 					d->trig_delay = d->start - rp->node[lo - 1].end;
+				}
+			}
+			/*
+			 * Join edges, the other way: a call of the primary thread
+			 * after an idle stretch in which a helper thread of its
+			 * process worked (loss.backward() waits for the autograd
+			 * engine) comes after the helper's latest call that ended
+			 * in that stretch, as recorded.
+			 */
+			for (size_t j = f0; j < f1; j++) {
+				struct rp_node *d = &rp->node[j];
+				uint64_t best = 0;
+				if (j == f0 || d->seg < idle)
+					continue;
+				for (size_t q = 0; q < rp->nthreads; q++) {
+					size_t g0 = rp->thread_first[q], g1 = g0 + rp->thread_n[q], lo = g0, hi = g1;
+					if (q == prim || m->api.v[rp->node[g0].api].pid != pid)
+						continue;
+					while (lo < hi) { /* first helper node ending after d->start */
+						size_t mid = (lo + hi) / 2;
+						if (rp->node[mid].end <= d->start)
+							lo = mid + 1;
+						else
+							hi = mid;
+					}
+					if (lo > g0 && rp->node[lo - 1].end > d->start - d->seg &&
+					    rp->node[lo - 1].end > best) {
+						best = rp->node[lo - 1].end;
+						d->join = (uint32_t)(lo - 1);
+						d->join_delay = d->start - best;
+					}
 				}
 			}
 		}
@@ -477,6 +510,15 @@ void az_replay_free(struct az_replay *rp)
 	free(rp->unit_last);
 	free(rp->unit_first);
 	free(rp);
+}
+
+int az_replay_op_row(const struct az_replay *rp, uint32_t op, int *kind, uint32_t *row)
+{
+	if (!rp || op >= rp->nop)
+		return -1;
+	*kind = rp->op[op].kind;
+	*row = rp->op[op].row;
+	return 0;
 }
 
 uint64_t az_replay_host_code(const struct az_replay *rp, uint32_t node)
@@ -640,7 +682,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 				if (q == rp->thread_first[d->thread] || seg_lo <= gp->start)
 					break;
 			}
-			if (want && getenv("GS_REPLAY_DEBUG"))
+			if (want && getenv("GS_REPLAY_DEBUG") && x->what && strstr(x->what, getenv("GS_REPLAY_DEBUG")))
 				fprintf(stderr, "gap %zu: %llu ns of the cut not placed\n", g, (unsigned long long)want);
 		}
 	}
@@ -708,6 +750,15 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 				s = ne[d->trig] + d->trig_delay;
 				if (j != rp->thread_first[q])
 					s = umax(s, ne[j - 1]);
+			} else if (d->join != NONE && !forcen[q]) {
+				const struct rp_node *jn = &rp->node[d->join];
+				if (pos[jn->thread] <= d->join) {
+					parkn[q] = d->join;
+					nparked++;
+					continue;
+				}
+				/* it waited for the helper; what it did after that, at most its (cut) host time */
+				s = umax(ne[j - 1], ne[d->join] + umin(d->join_delay, seg));
 			} else {
 				s = j == rp->thread_first[q] ? d->start - d->seg + seg : ne[j - 1] + seg;
 			}
@@ -799,7 +850,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 			}
 		}
 	}
-	if (getenv("GS_REPLAY_DEBUG") && x) {
+	if (getenv("GS_REPLAY_DEBUG") && x && x->what && strstr(x->what, getenv("GS_REPLAY_DEBUG"))) {
 		int shown = 0;
 		uint64_t kq = 0, ll = 0, nq2 = 0;
 		for (size_t i = 0; i < rp->nop; i++) {
@@ -839,7 +890,8 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 				(unsigned long long)idle);
 		}
 		for (size_t j = 0; j < rp->nnode; j++)
-			if (rp->node[j].wait != NONE || rp->node[j].trig != NONE)
+			if (((rp->node[j].wait != NONE || rp->node[j].trig != NONE) && !getenv("GS_REPLAY_LONG")) ||
+			    (getenv("GS_REPLAY_LONG") && ne[j] - ns[j] > 1000000))
 				fprintf(stderr, "node %zu thread %u api %s wait %u trig %u start %llu -> %llu end %llu -> %llu own %llu wake %llu\n", j,
 					rp->node[j].thread, model_str(c->m, c->m->api.v[rp->node[j].api].name_id), rp->node[j].wait,
 					rp->node[j].trig, (unsigned long long)rp->node[j].start, (unsigned long long)ns[j],

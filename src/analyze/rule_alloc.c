@@ -4,12 +4,28 @@
  * allocation-churn.warmup_share of the window without NVTX steps).
  *
  * cudaMalloc is slow (tens of us to ms) and cudaFree synchronises the
- * device, so a loop that allocates leaves the GPU idle.  Gain: the idle time
+ * device, so a loop that allocates leaves the GPU idle.  The idle time
  * timeline.c attributed to allocation calls (inside them, or after a free
- * that drained the GPU) / analysed GPU time; caching or pool allocation
- * removes it.
+ * that drained the GPU) selects the finding; its gain is the replay's with
+ * the allocations served from a cache: allocation and free calls cost
+ * nothing and a free no longer waits for the GPU.
  */
 #include "internal.h"
+
+/* Replay hook: allocations served from a cache. */
+static uint64_t cached_call(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t node,
+			    uint32_t api_row, uint64_t dur, int *nodep)
+{
+	int cls = (int)c->api_class[c->m->api.v[api_row].name_id];
+
+	(void)ctx;
+	(void)rp;
+	(void)node;
+	if (cls != API_ALLOC && cls != API_FREE)
+		return dur;
+	*nodep = 1;
+	return 0;
+}
 
 void rule_alloc(struct az_ctx *c, const struct az_rule *self)
 {
@@ -22,6 +38,8 @@ void rule_alloc(struct az_ctx *c, const struct az_rule *self)
 	char b1[64], b2[64];
 	double gain;
 	int t;
+	uint64_t saved = 0;
+	struct finding *f;
 
 	if (!c->wall_ns)
 		return;
@@ -58,6 +76,17 @@ void rule_alloc(struct az_ctx *c, const struct az_rule *self)
 	gain = az_div((double)c->cause[CAUSE_ALLOC].ns, (double)c->unit_wall_ns);
 	if (gain < az_param(c, self, "min_gain"))
 		return;
+	{
+		struct az_xform x = { 0 };
+		x.what = "the allocations served from a cache";
+		double g;
+		x.causes = 1u << CAUSE_ALLOC;
+		x.call = cached_call;
+		if ((g = az_replay_gain(c, &x, &saved)) >= 0)
+			gain = g;
+	}
+	if (gain < az_param(c, self, "min_gain"))
+		return;
 	strbuf_addf(&ev, "in the steady state (from %.6f s): %llu allocation and %llu free calls, %s inside them",
 		    az_rel_s(c, steady), (unsigned long long)nalloc, (unsigned long long)nfree,
 		    fmt_duration(b1, sizeof(b1), (double)api_ns));
@@ -81,10 +110,11 @@ void rule_alloc(struct az_ctx *c, const struct az_rule *self)
 	for (int k = 0; k < 3; k++)
 		if (c->cause[CAUSE_ALLOC].big[k].end > c->cause[CAUSE_ALLOC].big[k].start)
 			where[nw++] = c->cause[CAUSE_ALLOC].big[k];
-	az_add(c, "allocation-churn", az_severity(gain), gain,
+	f = az_add(c, "allocation-churn", az_severity(gain), gain,
 	       "Device memory allocated and freed inside the loop",
-	       "GPU idle time while the launching thread was inside allocation/free calls or right after a free that "
-	       "drained the GPU, divided by the analysed GPU time; allocating once or from a pool removes it",
+	       "the replay's saving with the allocations served from a cache (allocation and free calls free of cost, "
+	       "no free waiting for the GPU), divided by the analysed GPU time; without a graph, the GPU idle time while "
+	       "the launching thread was inside allocation/free calls or right after a free that drained the GPU",
 	       ev.buf,
 	       c->pytorch
 	       ? "PyTorch's caching allocator normally hides cudaMalloc/cudaFree: remove torch.cuda.empty_cache() from the "
@@ -93,5 +123,6 @@ void rule_alloc(struct az_ctx *c, const struct az_rule *self)
 	       : "Allocate buffers once before the loop and reuse them, or use stream-ordered allocation "
 		 "(cudaMallocAsync/cudaFreeAsync with a memory pool whose release threshold keeps memory cached)",
 	       where, nw);
+	az_replay_finding(c, f, "the allocations served from a cache", saved);
 	strbuf_release(&ev);
 }

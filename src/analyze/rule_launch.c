@@ -143,6 +143,7 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 	gain = az_div((double)gain_ns, (double)c->unit_wall_ns);
 	{
 		struct az_xform x = { 0 };
+		x.what = "the launching thread's CPU time between launches cut to a CUDA graph replay's";
 		struct graph_ctx gc = { graph_gap, (uint64_t)(az_engine_param(c, "max_gap_us") * 1e3) };
 		double g;
 		x.causes = 1u << CAUSE_CPU | 1u << CAUSE_LAUNCH;

@@ -107,6 +107,7 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 	{
 		struct sync_xf sx = { c, item_bytes };
 		struct az_xform x = { 0 };
+		x.what = "the synchronisations replaced by events (no host wait)";
 		double g;
 		x.ctx = &sx;
 		x.call = sync_call;
