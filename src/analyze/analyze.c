@@ -625,11 +625,17 @@ int analyze_run(const struct model *m, const struct analyze_opts *o, struct anal
 			c.unit_wall_ns += c.wall_ns;
 	find_periodic(&c);
 	c.replay = az_replay_build(&c);
-	if (getenv("GS_REPLAY_CHECK") && c.replay) {
-		fprintf(stderr, "replay identity: %llu ns saved\n",
-			(unsigned long long)az_replay_run(&c, c.replay, NULL, NULL));
-		for (int k = 0; k < CAUSE__N; k++)
-			fprintf(stderr, "cause %s: %llu ns\n", az_cause_name(k), (unsigned long long)c.cause[k].ns);
+	r->replay_check_ns = -1;
+	if (o && o->check_replay && c.replay) {
+		int64_t *d = xcalloc(c.nunits + 1, sizeof(*d));
+		r->replay_check_ns = 0;
+		az_replay_run(&c, c.replay, NULL, d);
+		for (size_t u = 0; u < c.nunits; u++) {
+			int64_t a = d[u] < 0 ? -d[u] : d[u];
+			if (a > r->replay_check_ns)
+				r->replay_check_ns = a;
+		}
+		free(d);
 	}
 	summary(&c);
 	input_notes(&c);

@@ -65,6 +65,12 @@ struct analyze_result {
 	struct analyze_oneoff *oneoffs; /* the largest one-offs, largest first (at most 16) */
 	size_t noneoffs;
 	double oneoff_s;           /* all one-offs together (GPU time, summed over GPUs) */
+	/*
+	 * With analyze_opts.check_replay: the largest difference, over GPUs,
+	 * between the recorded span of a GPU's work and its unchanged replay
+	 * (0 = the graph reproduces the run); -1 without a graph.
+	 */
+	int64_t replay_check_ns;
 };
 
 struct analyze_opts {
@@ -73,6 +79,7 @@ struct analyze_opts {
 	const char *step;          /* NVTX range that marks one step, or NULL to detect */
 	const char *const *set;    /* threshold overrides "rule.key=value", NULL-terminated, or NULL */
 	const char *const *data_ranges; /* NVTX range patterns that mark data loading, NULL-terminated, or NULL */
+	int check_replay;          /* replay the graph unchanged: result->replay_check_ns (tests) */
 };
 
 /* The rule ids, NULL-terminated. */

@@ -38,7 +38,6 @@
  */
 #include "internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +51,7 @@ struct rp_op {                 /* a GPU operation */
 	uint64_t lat, kk;          /* launch latency, spacing behind prev */
 	uint8_t kind;              /* 0 kernel, 1 copy, 2 set */
 	uint8_t late;              /* it waited for its launch (the stream had drained) */
+	uint8_t ovl;               /* it began before the previous op on its stream ended (graph branches) */
 	uint32_t row;              /* row in its model table */
 };
 
@@ -301,6 +301,17 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		const struct rp_op *p = o->prev != NONE ? &rp->op[o->prev] : NULL;
 		const struct rp_node *l = o->launch != NONE ? &rp->node[o->launch] : NULL;
 		uint64_t since_prev = p && o->start > p->end ? o->start - p->end : 0;
+		/*
+		 * Operations of one stream run in order, except where the record
+		 * shows them overlapping (kernels of a graph's parallel branches
+		 * carry the launch's stream): those follow the previous start.
+		 */
+		if (p && o->start < p->end) {
+			o->ovl = 1;
+			o->kk = o->start - p->start;
+			o->lat = l ? umin(o->start - l->start, lat0) : 0;
+			continue;
+		}
 		/*
 		 * Launch-late: the stream drained before the launch call was
 		 * done (for a call that blocks until its copy ends, before the
@@ -682,8 +693,6 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 				if (q == rp->thread_first[d->thread] || seg_lo <= gp->start)
 					break;
 			}
-			if (want && getenv("GS_REPLAY_DEBUG") && x->what && strstr(x->what, getenv("GS_REPLAY_DEBUG")))
-				fprintf(stderr, "gap %zu: %llu ns of the cut not placed\n", g, (unsigned long long)want);
 		}
 	}
 
@@ -817,9 +826,10 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 			}
 			if (o->prev != NONE) {
 				uint64_t kk = o->kk;
-				if (x && x->spacing && o->late)
+				if (x && x->spacing && o->late && !o->ovl)
 					kk = x->spacing(x->ctx, c, rp, i, kk);
-				s = have ? umax(s, oe[o->prev] + kk) : oe[o->prev] + kk;
+				uint64_t base = o->ovl ? os[o->prev] : oe[o->prev];
+				s = have ? umax(s, base + kk) : base + kk;
 				have = 1;
 			}
 			if (!have)
@@ -847,63 +857,6 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 				pos[q] = rp->op_next[i];
 				e.key = rp->op[pos[q]].start;
 				heap_push(&h, e);
-			}
-		}
-	}
-	if (getenv("GS_REPLAY_DEBUG") && x && x->what && strstr(x->what, getenv("GS_REPLAY_DEBUG"))) {
-		int shown = 0;
-		uint64_t kq = 0, ll = 0, nq2 = 0;
-		for (size_t i = 0; i < rp->nop; i++) {
-			if (rp->op[i].kk > 1000) { kq += rp->op[i].kk; nq2++; }
-			ll += rp->op[i].lat;
-		}
-		fprintf(stderr, "queued kk total %llu ns over %llu ops; lat total %llu\n", (unsigned long long)kq,
-			(unsigned long long)nq2, (unsigned long long)ll);
-		{
-			uint64_t nolaunch = 0, segleft = 0, calls = 0, idle = 0, prev_end = 0;
-			for (size_t i = 0; i < rp->nop; i++)
-				nolaunch += rp->op[i].launch == NONE;
-			for (size_t j = 0; j < rp->nnode; j++) {
-				if (j && j != rp->thread_first[rp->node[j].thread])
-					segleft += ns[j] - ne[j - 1];
-				calls += ne[j] - ns[j];
-			}
-			for (size_t k = 0; k < rp->nop; k++) { /* single-stream approx: ops in replay order */
-				if (os[k] > prev_end && prev_end)
-					idle += os[k] - prev_end;
-				if (os[k] > prev_end + 1000000 && prev_end) {
-					const struct rp_op *o = &rp->op[k];
-					fprintf(stderr, "big replay gap %llu before op %zu kind %d launch %u (node start %llu -> %llu, seg %llu other %llu, api %s) prev %u lat %llu kk %llu\n",
-						(unsigned long long)(os[k] - prev_end), k, o->kind, o->launch,
-						o->launch != NONE ? (unsigned long long)rp->node[o->launch].start : 0ull,
-						o->launch != NONE ? (unsigned long long)ns[o->launch] : 0ull,
-						o->launch != NONE ? (unsigned long long)rp->node[o->launch].seg : 0ull,
-						o->launch != NONE ? (unsigned long long)rp->node[o->launch].other : 0ull,
-						o->launch != NONE ? model_str(c->m, c->m->api.v[rp->node[o->launch].api].name_id) : "-",
-						o->prev, (unsigned long long)o->lat, (unsigned long long)o->kk);
-				}
-				if (oe[k] > prev_end)
-					prev_end = oe[k];
-			}
-			fprintf(stderr, "ops without launch %llu of %zu; replayed host time left %llu, call time %llu, idle approx %llu\n",
-				(unsigned long long)nolaunch, rp->nop, (unsigned long long)segleft, (unsigned long long)calls,
-				(unsigned long long)idle);
-		}
-		for (size_t j = 0; j < rp->nnode; j++)
-			if (((rp->node[j].wait != NONE || rp->node[j].trig != NONE) && !getenv("GS_REPLAY_LONG")) ||
-			    (getenv("GS_REPLAY_LONG") && ne[j] - ns[j] > 1000000))
-				fprintf(stderr, "node %zu thread %u api %s wait %u trig %u start %llu -> %llu end %llu -> %llu own %llu wake %llu\n", j,
-					rp->node[j].thread, model_str(c->m, c->m->api.v[rp->node[j].api].name_id), rp->node[j].wait,
-					rp->node[j].trig, (unsigned long long)rp->node[j].start, (unsigned long long)ns[j],
-					(unsigned long long)rp->node[j].end, (unsigned long long)ne[j],
-					(unsigned long long)rp->node[j].own, (unsigned long long)rp->node[j].wake);
-		for (size_t i = 0; i < rp->nop && shown < 30; i++) {
-			const struct rp_op *o = &rp->op[i];
-			if (o->lat > 50000 || o->kk > 50000 || (o->launch != NONE && rp->node[o->launch].wait != NONE)) {
-				fprintf(stderr, "op %zu kind %d launch %u prev %u start %llu -> %llu lat %llu kk %llu\n", i, o->kind,
-					o->launch, o->prev, (unsigned long long)o->start, (unsigned long long)os[i],
-					(unsigned long long)o->lat, (unsigned long long)o->kk);
-				shown++;
 			}
 		}
 	}

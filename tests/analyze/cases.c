@@ -397,6 +397,117 @@ static int c_throttle(const char *path, int fixed)
 	return synth_close(&s);
 }
 
+/*
+ * host-bound: 2000 ops of eager code: 200 us of Python/framework work, a
+ * 10 us cudaLaunchKernel, a 20 us kernel that starts 5 us into the launch
+ * call.  Each gap (190 us) is host code, longer than engine.max_gap_us.
+ * A CUDA graph replays the kernels launch-bound.graph_gap_us (0.1 us)
+ * apart: gain 1 - (2000 x 20 + 1999 x 0.1) / (1999 x 210 + 20).
+ * fixed: the same ops after 5 us of host code each, 300 us kernels (the
+ * GPU is the bottleneck, the CPU runs ahead).
+ */
+static int c_host(const char *path, int fixed)
+{
+	struct synth s;
+	uint64_t t = T0, gpu = T0;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 2000; i++) {
+		uint64_t host = fixed ? 5 * US : 200 * US, kd = fixed ? 300 * US : 20 * US, ks;
+		t += host;
+		ks = t + 5 * US > gpu ? t + 5 * US : gpu;
+		synth_kernel(&s, MAIN, t, t + 10 * US, ks, ks + kd, &K_ELT);
+		gpu = ks + kd;
+		t += 10 * US;
+	}
+	return synth_close(&s);
+}
+
+/*
+ * copy-bound: 50 steps of a pinned 256 MiB upload (20 ms on the GPU) and a
+ * 0.5 ms kernel that uses it, all queued ahead by the CPU: 97.6% of the
+ * GPU's time is copies with no kernel beside them.  With the data resident
+ * the kernels run back to back: gain 1 - 50 x 0.5 / (50 x 20.5).
+ * fixed: the data is resident; only the kernels run.
+ */
+static int c_copy_bound(const char *path, int fixed)
+{
+	struct synth s;
+	uint64_t t = T0, gpu = T0 + 1 * MS;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 50; i++) {
+		if (!fixed) {
+			synth_copy(&s, MAIN, "cudaMemcpyAsync", t, t + 10 * US, gpu, gpu + 20 * MS, COPY_HTOD,
+				   MEM_PINNED, MEM_DEVICE, 256ull << 20, 7);
+			gpu += 20 * MS;
+			t += 20 * US;
+		}
+		synth_kernel(&s, MAIN, t, t + 5 * US, gpu, gpu + 500 * US, &K_GEMM);
+		gpu += 500 * US;
+		t += 10 * US;
+	}
+	return synth_close(&s);
+}
+
+/*
+ * host-io: 100 steps of a 10 ms kernel, then 20 ms of write() on the
+ * launching thread (results, logs) before the next launch: idle 2/3, all
+ * of it output.  Writes on a background thread remove it: gain 20 / 30.
+ * fixed: a writer thread writes while the main thread launches ahead.
+ */
+static int c_host_io(const char *path, int fixed)
+{
+	struct synth s;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	synth_thread(&s, MAIN + 1, "writer");
+	for (int i = 0; i < 100; i++) {
+		if (!fixed) {
+			uint64_t t = T0 + (uint64_t)i * 30 * MS;
+			synth_kernel(&s, MAIN, t, t + 5 * US, t + 10 * US, t + 10 * MS, &K_GEMM);
+			synth_osrt(&s, MAIN, OSRT_WRITE, t + 10 * MS, t + 30 * MS - 20 * US);
+		} else {
+			uint64_t t = T0 + (uint64_t)i * 10 * MS;
+			synth_kernel(&s, MAIN, t > 10 * US ? t - 5 * MS : t, t - 5 * MS + 5 * US, t + 1 * US, t + 10 * MS,
+				     &K_GEMM);
+			synth_osrt(&s, MAIN + 1, OSRT_WRITE, t, t + 8 * MS);
+		}
+	}
+	return synth_close(&s);
+}
+
+/*
+ * one-off: a 600 ms cold start (host code, then the first run of a kernel
+ * never seen before) and then 200 back-to-back steps of 10 ms kernels: the
+ * start-up is a one-off, the steady state is healthy (no finding).
+ * fixed: the same without the cold start.
+ */
+static int c_oneoff(const char *path, int fixed)
+{
+	static const struct synth_kernel K_INIT = { "void init_weights_kernel<float>(float*, int)", 0, 7, 264, 256, 0 };
+	struct synth s;
+	uint64_t gpu = T0 + 1 * MS;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	synth_kernel(&s, MAIN, T0, T0 + 5 * US, gpu, gpu + 1 * MS, &K_ELT);
+	gpu += 1 * MS;
+	if (!fixed) {
+		synth_kernel(&s, MAIN, gpu + 600 * MS - 10 * US, gpu + 600 * MS - 5 * US, gpu + 600 * MS,
+			     gpu + 601 * MS, &K_INIT);
+		gpu += 601 * MS;
+	}
+	for (int i = 0; i < 200; i++) {
+		synth_kernel(&s, MAIN, gpu - 1 * MS, gpu - 1 * MS + 5 * US, gpu, gpu + 10 * MS, &K_GEMM);
+		gpu += 10 * MS;
+	}
+	return synth_close(&s);
+}
+
 const struct synth_case synth_cases[] = {
 	{ "dataloader", "data-loading", 2.0 / 3, c_dataloader },
 	{ "launch-bound", "launch-bound", (7 - 0.1) / 10, c_launch },
@@ -408,6 +519,10 @@ const struct synth_case synth_cases[] = {
 	{ "underfill", "under-filled-launch", 1 - 4.0 * 32 / (132 * 16), c_underfill },
 	{ "alloc-churn", "allocation-churn", 0.17, c_alloc },
 	{ "comm-wait", "exposed-communication", 0.4 * (1 - 16.0 / 132), c_comm },
+	{ "host-bound", "host-bound", 1 - (2000 * 20 + 1999 * 0.1) / (1999 * 210.0 + 20), c_host },
+	{ "copy-bound", "copy-bound", 1 - 50 * 0.5 / (50 * 20.5), c_copy_bound },
+	{ "host-io", "host-io", 20.0 / 30, c_host_io },
+	{ "one-off", NULL, 0, c_oneoff },
 	{ "memory", "memory-pressure", 0, c_memory },
 	{ "throttle", "throttling", 0.24, c_throttle },
 	{ NULL, NULL, 0, NULL },

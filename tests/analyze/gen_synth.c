@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "list")) {
 		for (const struct synth_case *c = synth_cases; c->name; c++)
-			printf("%s %s %.4f\n", c->name, c->finding, c->gain);
+			printf("%s %s %.4f\n", c->name, c->finding ? c->finding : "-", c->gain);
 		return 0;
 	}
 	if (argc == 4 && !strcmp(argv[1], "big")) {

@@ -791,6 +791,135 @@ static void test_kernel_label(void)
 	CHECK_STR(kernel_label(small, sizeof(small), "a_long_kernel_name", 100), "a_long_");
 }
 
+/*
+ * The what-if replay.  Host code between launches, output written on the
+ * launching thread, and copies of data that could stay resident each get
+ * the replay's gain, with the transformation and both times in the
+ * finding: gain = 1 - replayed / actual.
+ */
+static void check_replay_fields(const struct finding *f)
+{
+	CHECK(f->transform != NULL && *f->transform);
+	CHECK(f->actual_s > 0);
+	CHECK(f->replayed_s >= 0 && f->replayed_s <= f->actual_s);
+	if (f->actual_s > 0)
+		CHECK_NEAR(f->gain, 1 - f->replayed_s / f->actual_s, 1e-6);
+}
+
+static void test_host_bound(void)
+{
+	const char *p = tmp("host.gpuscope");
+	struct model m;
+	struct analyze_result r;
+	const struct finding *f;
+	char *out;
+
+	check_case("host-bound", 0.01, "host code between launches");
+	CHECK(find_case("host-bound")->write(p, 0) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "host-bound");
+	CHECK(f != NULL);
+	if (f)
+		check_replay_fields(f);
+	/* one cause, one finding: no launch-bound or gpu-starvation beside it */
+	CHECK(find(&r, "launch-bound") == NULL);
+	CHECK(find(&r, "gpu-starvation") == NULL);
+	out = render(&m, &r);
+	CHECK_CONTAINS(out, "replay: the launching thread's CPU time between launches cut to a CUDA graph replay's");
+	CHECK_CONTAINS(out, "\"transform\":\"the launching thread's CPU time between launches cut to a CUDA graph replay's\"");
+	CHECK_CONTAINS(out, "\"actual_s\":");
+	free(out);
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+static void test_copy_bound(void)
+{
+	const char *p = tmp("copyb.gpuscope");
+	struct model m;
+	struct analyze_result r;
+	const struct finding *f;
+
+	check_case("copy-bound", 0.01, "with no kernel beside them");
+	CHECK(find_case("copy-bound")->write(p, 0) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	f = find(&r, "copy-bound");
+	CHECK(f != NULL);
+	if (f)
+		check_replay_fields(f);
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+static void test_host_io(void)
+{
+	check_case("host-io", 0.02, "writing output (I/O)");
+}
+
+/* A cold start is a one-off: a note with its size, no gain; --start 0 counts it. */
+static void test_one_off(void)
+{
+	const char *p = tmp("oneoff.gpuscope");
+	struct model m;
+	struct analyze_result r;
+	struct analyze_opts o = { 0 };
+	char *out;
+
+	CHECK(find_case("one-off")->write(p, 0) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	for (size_t i = 0; i < r.n; i++)
+		CHECK(r.findings[i].gain <= 0.05);
+	CHECK(r.noneoffs == 1);
+	if (r.noneoffs == 1) {
+		CHECK_NEAR(r.oneoffs[0].duration_s, 0.600, 0.001);
+		CHECK_CONTAINS(r.oneoffs[0].what, "before the first run of init_weights_kernel<float>");
+	}
+	out = render(&m, &r);
+	CHECK_CONTAINS(out, "one-off: 600.");
+	CHECK_CONTAINS(out, "\"one_offs\":[{\"what\":");
+	free(out);
+	analyze_result_release(&r);
+	model_release(&m);
+	/* the whole report asked for: the cold start is a gap like any other */
+	model_init(&m);
+	CHECK(model_load_report(&m, p) == 0);
+	o.start = m.t_min;
+	CHECK(analyze_run(&m, &o, &r) == 0);
+	CHECK(r.noneoffs == 0);
+	CHECK(r.n >= 1 && r.findings[0].gain > 0.2);
+	analyze_result_release(&r);
+	model_release(&m);
+	/* the fixed twin has neither */
+	CHECK(find_case("one-off")->write(p, 1) == 0);
+	CHECK(analyze_file(p, NULL, &m, &r) == 0);
+	CHECK(r.noneoffs == 0);
+	for (size_t i = 0; i < r.n; i++)
+		CHECK(r.findings[i].gain <= 0.05);
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
+/* Replayed unchanged, the graph gives back every GPU's recorded span, for every case. */
+static void test_replay_identity(void)
+{
+	const char *p = tmp("ident.gpuscope");
+	struct analyze_opts o = { 0 };
+
+	o.check_replay = 1;
+	for (const struct synth_case *c = synth_cases; c->name; c++)
+		for (int fixed = 0; fixed < 2; fixed++) {
+			struct model m;
+			struct analyze_result r;
+			CHECK(c->write(p, fixed) == 0);
+			CHECK(analyze_file(p, &o, &m, &r) == 0);
+			if (r.replay_check_ns)
+				gstest_fail(__FILE__, __LINE__, "case '%s' (%s): replay off by %lld ns", c->name,
+					    fixed ? "fixed" : "broken", (long long)r.replay_check_ns);
+			analyze_result_release(&r);
+			model_release(&m);
+		}
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_docs),
 	GSTEST(test_dataloader),
@@ -805,6 +934,11 @@ static const struct gstest tests[] = {
 	GSTEST(test_comm),
 	GSTEST(test_memory),
 	GSTEST(test_throttle),
+	GSTEST(test_host_bound),
+	GSTEST(test_copy_bound),
+	GSTEST(test_host_io),
+	GSTEST(test_one_off),
+	GSTEST(test_replay_identity),
 	GSTEST(test_data_names),
 	GSTEST(test_api_classes),
 	GSTEST(test_attribution),
