@@ -23,7 +23,8 @@
  * engine.gpu_spacing_us behind its predecessor; one that was queued keeps
  * its gap behind the predecessor (events, other streams) and may start
  * engine.launch_latency_us after its launch at the earliest.  A blocking
- * call that waited returns `wake` after the operation ends; one that did
+ * call that waited returns `wake` after the operation ends (negative where
+ * the CPU and GPU clocks disagree by a few us); one that did
  * not wait keeps its duration.
  *
  * A transformation (struct az_xform, the fix a finding recommends) changes
@@ -60,7 +61,8 @@ struct rp_node {               /* a counted API call on a launching thread */
 	uint64_t seg;              /* host time before it since the previous node ended */
 	uint32_t api;              /* row in m->api */
 	uint32_t wait;             /* op it waited for, or NONE */
-	uint64_t own, wake;        /* blocking calls: least duration, wake-up after the op */
+	uint64_t own;              /* blocking calls: least duration */
+	int64_t wake;              /* return after the op's end (negative: clock skew, the call returned first) */
 	uint32_t thread;           /* queue index */
 	uint64_t other;            /* of seg: time in I/O, waits, locks, sleeps (osrt) and data-loading frames */
 	uint32_t trig;             /* node of the process's primary thread that set it off, or NONE */
@@ -364,8 +366,8 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 				continue; /* launched after the call began: not what it waited for */
 			if (o->end > d->start) {
 				d->wait = ek[k - 1].i;
-				d->wake = d->end > o->end ? d->end - o->end : 0;
-				d->own = d->wake;
+				d->wake = (int64_t)d->end - (int64_t)o->end;
+				d->own = d->wake > 0 ? (uint64_t)d->wake : 0;
 			}
 			break;
 		}
@@ -786,7 +788,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 					continue;
 				}
 				ns[j] = s;
-				ne[j] = umax(s + umin(d->own, dur), oe[d->wait] + d->wake);
+				ne[j] = umax(s + umin(d->own, dur), (uint64_t)((int64_t)oe[d->wait] + d->wake));
 			} else {
 				ns[j] = s;
 				ne[j] = s + (d->wait != NONE ? umin(d->own, dur) : dur);
