@@ -1,10 +1,15 @@
 /*
- * rules.c - the one table of analysis rules.
+ * rules.c - the one table of analysis rules, and the engine's thresholds.
  *
- * To add a rule: write src/analyze/rule_<name>.c with
- * `void rule_<name>(struct az_ctx *c, const struct az_rule *self)`, declare it
- * in internal.h, add a row below with its thresholds (each with the reason
- * for its default), and document it in docs/rules.md.
+ * To add a rule (docs/rules.md, "Adding a rule"): write
+ * src/analyze/rule_<name>.c with
+ * `void rule_<name>(struct az_ctx *c, const struct az_rule *self)`, declare
+ * it in internal.h, add a row below with its thresholds (each with the
+ * reason for its default) and the finding ids it emits, add the file to
+ * src/analyze/CMakeLists.txt, document it in docs/rules.md (test_docs checks
+ * every threshold row), map its ids in docs/validation.md and
+ * tests/real/corpus.py, and give it a case in tests/analyze/cases.c.  The
+ * first row is the engine's (no function).
  */
 #include "internal.h"
 

@@ -4,8 +4,8 @@
  * The one place the mapping lives; docs/rules.md shows the same table.
  *
  * A case may list two ids where the report alone cannot tell them apart:
- * a data-loading stall with no I/O, loader-wait or NVTX evidence (pure CPU
- * work in the training loop) is reported as gpu-starvation, its parent.
+ * a data-loading stall with no read, loader-wait, data-frame or batch-upload
+ * evidence (pure CPU work in the training loop) is host code: host-bound.
  */
 #ifndef GS_TEST_ZOO_MAP_H
 #define GS_TEST_ZOO_MAP_H
@@ -16,7 +16,7 @@ struct zoo_case {
 };
 
 static const struct zoo_case zoo_cases[] = {
-	{ "dataloader", { "data-loading", "gpu-starvation", NULL } },
+	{ "dataloader", { "data-loading", "host-bound", NULL } },
 	{ "launch-bound", { "launch-bound", NULL, NULL } },
 	{ "sync", { "synchronization", NULL, NULL } },
 	{ "pageable", { "pageable-copy", NULL, NULL } },
