@@ -14,7 +14,7 @@
 # step ran slower than every traced one while ResNet trained beside it).
 #   comm     the 2-GPU zoo case, and a second profile of its fixed variant  ~100 s
 #   tests    tests/gpu                                                      ~30 s
-#   zoo      the 1-GPU zoo cases                                            ~250 s
+#   zoo      the 1-GPU zoo cases (ZOO_CASES picks some)                     ~250 s
 #   sampler  the NVML sampler's CPU cost (bench_sampler 8)                  ~40 s
 #   topo     workload (a) untraced and under the CUPTI floor, pinned four ways ~60 s
 #   diag     overhead breakdown by CUPTI kind, workload b (DIAG_CONFIGS)    ~300 s
@@ -95,7 +95,7 @@ part_tests() {
 
 part_zoo() {
 	export CUDA_VISIBLE_DEVICES=0
-	ZOO_CASES="dataloader launch-bound sync pageable serial-copy tensor-core underfill alloc-churn" \
+	ZOO_CASES="${ZOO_CASES:-dataloader launch-bound host-bound sync pageable serial-copy tensor-core underfill alloc-churn}" \
 		timeout "$LIMIT_S" bash examples/zoo/record.sh "$B" "$w/zoo"
 	pack zoo zoo
 }
