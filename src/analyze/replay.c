@@ -91,37 +91,39 @@ struct az_replay {
 static uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
 static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-struct op_key {
-	uint64_t key;              /* stream identity */
-	uint64_t start;
-	uint32_t i;
+/* Stream identity -> last op seen on it: open addressing, grown at half full. */
+struct stream_map {
+	uint64_t *key;
+	uint32_t *last;            /* op index + 1, 0 = empty slot */
+	size_t mask, n;
 };
 
-static int cmp_op_key(const void *pa, const void *pb)
+static uint32_t *stream_slot(struct stream_map *h, uint64_t key)
 {
-	const struct op_key *a = pa, *b = pb;
+	size_t i;
 
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return (a->i > b->i) - (a->i < b->i);
-}
-
-struct end_key {
-	uint64_t end;
-	uint32_t pid, i;
-};
-
-static int cmp_end_key(const void *pa, const void *pb)
-{
-	const struct end_key *a = pa, *b = pb;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->end != b->end)
-		return a->end < b->end ? -1 : 1;
-	return (a->i > b->i) - (a->i < b->i);
+	if (2 * (h->n + 1) > h->mask + 1) {
+		struct stream_map g = { 0 };
+		g.mask = h->mask ? 2 * h->mask + 1 : 63;
+		g.key = xcalloc(g.mask + 1, sizeof(*g.key));
+		g.last = xcalloc(g.mask + 1, sizeof(*g.last));
+		for (size_t k = 0; h->mask && k <= h->mask; k++)
+			if (h->last[k]) {
+				*stream_slot(&g, h->key[k]) = h->last[k];
+				g.n++;
+			}
+		free(h->key);
+		free(h->last);
+		*h = g;
+	}
+	for (i = (size_t)(key * 0x9E3779B97F4A7C15ull >> 17) & h->mask; h->last[i] && h->key[i] != key;
+	     i = (i + 1) & h->mask)
+		;
+	if (!h->last[i]) {
+		h->key[i] = key;
+		h->n++;
+	}
+	return &h->last[i];
 }
 
 static uint32_t unit_index(const struct az_ctx *c, uint32_t pid, uint32_t device)
@@ -141,11 +143,9 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 {
 	const struct model *m = c->m;
 	struct az_replay *rp;
-	struct model_corr corr;
-	struct op_key *ok;
-	struct end_key *ek;
+	struct model_corr corr_map;
 	uint8_t *launcher;
-	size_t n = 0, ne;
+	size_t n = 0;
 	uint64_t spacing = (uint64_t)(az_engine_param(c, "gpu_spacing_us") * 1e3);
 	uint64_t lat0 = (uint64_t)(az_engine_param(c, "launch_latency_us") * 1e3);
 	uint64_t tol = (uint64_t)(az_engine_param(c, "sync_tolerance_us") * 1e3);
@@ -160,53 +160,88 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 	for (size_t u = 0; u <= c->nunits; u++)
 		rp->unit_first[u] = UINT64_MAX;
 	rp->op = xmalloc((m->kernels.n + m->memcpys.n + m->memsets.n + 1) * sizeof(*rp->op));
-	ok = xmalloc((m->kernels.n + m->memcpys.n + m->memsets.n + 1) * sizeof(*ok));
 	rp->node_of_api = xmalloc((m->api.n + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < m->api.n; i++)
 		rp->node_of_api[i] = NONE;
 	launcher = xcalloc(m->threads.n + 1, 1);
-	model_corr_build(&corr, m);
+	model_corr_build(&corr_map, m);
 
-	/* GPU operations in the window, with their launch rows (node index later) */
-#define ADD_OPS(tab, kd, streamf)                                                           \
-	for (size_t i = 0; i < (tab).n; i++) {                                              \
-		const __typeof__((tab).v[0]) *x = &(tab).v[i];                              \
-		const struct trace_api *la;                                                  \
-		struct rp_op *o;                                                             \
-		uint32_t u;                                                                  \
-		if (x->start < c->lo || x->start >= c->hi)                                   \
-			continue;                                                            \
-		if ((u = unit_index(c, x->pid, x->device)) == NONE)                          \
-			continue;                                                            \
-		o = &rp->op[n];                                                              \
-		memset(o, 0, sizeof(*o));                                                    \
-		o->start = x->start;                                                         \
-		o->end = x->end > x->start ? x->end : x->start;                              \
-		o->unit = u;                                                                 \
-		o->kind = kd;                                                                \
-		o->row = (uint32_t)i;                                                        \
-		o->prev = NONE;                                                              \
-		o->launch = NONE;                                                            \
-		la = model_corr_find(&corr, m, x->pid, x->correlation);                      \
-		if (la && la->start <= x->start) {                                           \
-			const struct model_thread *th = model_thread(m, la->pid, la->tid);   \
-			o->launch = (uint32_t)(la - m->api.v); /* api row for now */         \
-			if (th)                                                              \
-				launcher[th - m->threads.v] = 1;                             \
-		}                                                                            \
-		ok[n].key = (uint64_t)x->pid << 40 ^ (uint64_t)x->device << 32 ^ (streamf);  \
-		ok[n].start = o->start;                                                      \
-		ok[n].i = (uint32_t)n;                                                       \
-		if (o->end > rp->unit_last[u])                                               \
-			rp->unit_last[u] = o->end;                                           \
-		if (o->start < rp->unit_first[u])                                            \
-			rp->unit_first[u] = o->start;                                        \
-		n++;                                                                         \
+	/*
+	 * GPU operations in the window in start order (a three-way merge of the
+	 * sorted tables), each linked to the previous one on its stream, with
+	 * its launch row (turned into a node index below).
+	 */
+	{
+		size_t ik = 0, ic = 0, is = 0;
+		struct stream_map sm = { 0 };
+		rp->op_next = xmalloc((m->kernels.n + m->memcpys.n + m->memsets.n + 1) * sizeof(uint32_t));
+		rp->stream_first = xmalloc((m->kernels.n + m->memcpys.n + m->memsets.n + 1) * sizeof(uint32_t));
+		for (;;) {
+			uint64_t sk = ik < m->kernels.n ? m->kernels.v[ik].start : UINT64_MAX;
+			uint64_t sc = ic < m->memcpys.n ? m->memcpys.v[ic].start : UINT64_MAX;
+			uint64_t ss = is < m->memsets.n ? m->memsets.v[is].start : UINT64_MAX;
+			uint64_t start, end;
+			uint32_t pid, device, stream, corr, row, u, *slot;
+			const struct trace_api *la;
+			struct rp_op *o;
+			int kind;
+			if (sk == UINT64_MAX && sc == UINT64_MAX && ss == UINT64_MAX)
+				break;
+#define TAKE(tab, idx, kd)                                                   \
+	do {                                                                  \
+		const __typeof__((tab).v[0]) *x = &(tab).v[(idx)];              \
+		start = x->start;                                             \
+		end = x->end;                                                 \
+		pid = x->pid;                                                 \
+		device = x->device;                                           \
+		stream = x->stream;                                           \
+		corr = x->correlation;                                        \
+		row = (uint32_t)(idx)++;                                      \
+		kind = (kd);                                                  \
+	} while (0)
+			if (sk <= sc && sk <= ss)
+				TAKE(m->kernels, ik, 0);
+			else if (sc <= ss)
+				TAKE(m->memcpys, ic, 1);
+			else
+				TAKE(m->memsets, is, 2);
+#undef TAKE
+			if (start < c->lo || start >= c->hi || (u = unit_index(c, pid, device)) == NONE)
+				continue;
+			o = &rp->op[n];
+			memset(o, 0, sizeof(*o));
+			o->start = start;
+			o->end = end > start ? end : start;
+			o->unit = u;
+			o->kind = (uint8_t)kind;
+			o->row = row;
+			o->prev = NONE;
+			o->launch = NONE;
+			la = model_corr_find(&corr_map, m, pid, corr);
+			if (la && la->start <= start) {
+				const struct model_thread *th = model_thread(m, la->pid, la->tid);
+				o->launch = (uint32_t)(la - m->api.v); /* api row for now */
+				if (th)
+					launcher[th - m->threads.v] = 1;
+			}
+			rp->op_next[n] = NONE;
+			slot = stream_slot(&sm, (uint64_t)pid << 40 ^ (uint64_t)device << 32 ^ stream);
+			if (*slot) {
+				o->prev = *slot - 1;
+				rp->op_next[*slot - 1] = (uint32_t)n;
+			} else {
+				rp->stream_first[rp->nstreams++] = (uint32_t)n;
+			}
+			*slot = (uint32_t)n + 1;
+			if (o->end > rp->unit_last[u])
+				rp->unit_last[u] = o->end;
+			if (o->start < rp->unit_first[u])
+				rp->unit_first[u] = o->start;
+			n++;
+		}
+		free(sm.key);
+		free(sm.last);
 	}
-	ADD_OPS(m->kernels, 0, x->stream)
-	ADD_OPS(m->memcpys, 1, x->stream)
-	ADD_OPS(m->memsets, 2, x->stream)
-#undef ADD_OPS
 	rp->nop = n;
 
 	/* the launching threads' counted API calls in the window, in program order */
@@ -285,19 +320,6 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 	for (size_t i = 0; i < n; i++)
 		if (rp->op[i].launch != NONE)
 			rp->op[i].launch = rp->node_of_api[rp->op[i].launch];
-	qsort(ok, n, sizeof(*ok), cmp_op_key);
-	rp->op_next = xmalloc((n + 1) * sizeof(uint32_t));
-	rp->stream_first = xmalloc((n + 1) * sizeof(uint32_t));
-	for (size_t k = 0; k < n; k++) {
-		struct rp_op *o = &rp->op[ok[k].i];
-		rp->op_next[ok[k].i] = NONE;
-		if (k && ok[k - 1].key == ok[k].key) {
-			o->prev = ok[k - 1].i;
-			rp->op_next[ok[k - 1].i] = ok[k].i;
-		} else {
-			rp->stream_first[rp->nstreams++] = ok[k].i;
-		}
-	}
 	for (size_t i = 0; i < n; i++) {
 		struct rp_op *o = &rp->op[i];
 		const struct rp_op *p = o->prev != NONE ? &rp->op[o->prev] : NULL;
@@ -334,42 +356,41 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		}
 	}
 
-	/* blocking calls: the operation each waited for */
-	ek = xmalloc((n + 1) * sizeof(*ek));
-	ne = 0;
-	for (size_t i = 0; i < n; i++) {
-		ek[ne].end = rp->op[i].end;
-		ek[ne].pid = c->units[rp->op[i].unit].pid;
-		ek[ne++].i = (uint32_t)i;
-	}
-	qsort(ek, ne, sizeof(*ek), cmp_end_key);
+	/*
+	 * Blocking calls: the operation each waited for, the one of its process
+	 * that ended last at or before the call's end + tolerance, launched
+	 * before the call began.  Operations are in start order: look back from
+	 * the last one that started by then, over at most 256 of them.
+	 */
 	for (size_t j = 0; j < rp->nnode; j++) {
 		struct rp_node *d = &rp->node[j];
 		const struct trace_api *a = &m->api.v[d->api];
-		size_t lo = 0, hi = ne, k;
+		size_t lo = 0, hi = n, k;
+		uint64_t best = 0, lim = d->end + tol;
+		uint32_t w = NONE;
 		if (!blocking((int)c->api_class[a->name_id]))
 			continue;
 		d->own = d->end - d->start;
-		/* last op of this process ending at or before end + tol */
-		while (lo < hi) {
+		while (lo < hi) { /* first op starting after lim */
 			size_t mid = (lo + hi) / 2;
-			if (ek[mid].pid < a->pid || (ek[mid].pid == a->pid && ek[mid].end <= d->end + tol))
+			if (rp->op[mid].start <= lim)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		for (k = lo; k > 0 && lo - k < 16; k--) {
-			const struct rp_op *o = &rp->op[ek[k - 1].i];
-			if (ek[k - 1].pid != a->pid)
-				break;
-			if (o->start > d->end || (o->launch != NONE && rp->node[o->launch].start > d->start))
+		for (k = lo; k > 0 && lo - k < 256; k--) {
+			const struct rp_op *o = &rp->op[k - 1];
+			if (c->units[o->unit].pid != a->pid || o->end > lim || o->end <= best)
+				continue;
+			if (o->launch != NONE && rp->node[o->launch].start > d->start)
 				continue; /* launched after the call began: not what it waited for */
-			if (o->end > d->start) {
-				d->wait = ek[k - 1].i;
-				d->wake = (int64_t)d->end - (int64_t)o->end;
-				d->own = d->wake > 0 ? (uint64_t)d->wake : 0;
-			}
-			break;
+			best = o->end;
+			w = (uint32_t)(k - 1);
+		}
+		if (w != NONE && best > d->start) {
+			d->wait = w;
+			d->wake = (int64_t)d->end - (int64_t)best;
+			d->own = d->wake > 0 ? (uint64_t)d->wake : 0;
 		}
 	}
 	/* the part of each segment that is not host code: OS-runtime waits and I/O, data-loading frames */
@@ -502,10 +523,8 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 			}
 		}
 	}
-	free(ek);
-	free(ok);
 	free(launcher);
-	model_corr_release(&corr);
+	model_corr_release(&corr_map);
 	return rp;
 }
 
