@@ -71,6 +71,15 @@ struct rp_node {               /* a counted API call on a launching thread */
 	uint64_t join_delay;
 };
 
+/* Work arrays of az_replay_run(), sized by the graph; reused by every run. */
+struct rp_scratch {
+	uint64_t *ns, *ne, *os, *oe; /* replayed node start/end, op start/end */
+	uint64_t *cut;             /* per node: host time cut from its segment */
+	uint8_t *done;             /* per op: computed */
+	uint8_t *keep;             /* per node: inside a one-off, not transformed */
+	uint8_t *started;          /* per node: its start is replayed */
+};
+
 struct az_replay {
 	struct rp_op *op;
 	size_t nop;
@@ -85,6 +94,7 @@ struct az_replay {
 	uint32_t *node_of_api;     /* m->api row -> node, or NONE */
 	uint64_t *unit_last;       /* recorded last end per unit */
 	uint64_t *unit_first;      /* recorded first start per unit */
+	struct rp_scratch *scratch; /* the replay's work arrays, allocated once and reused by every run */
 	size_t nunits;
 };
 
@@ -126,6 +136,15 @@ static uint32_t *stream_slot(struct stream_map *h, uint64_t key)
 	return &h->last[i];
 }
 
+/* model_thread() with a one-entry cache: consecutive rows are mostly one thread's. */
+static const struct model_thread *thread_cached(const struct model *m, uint32_t pid, uint32_t tid,
+						const struct model_thread **last)
+{
+	if (*last && (*last)->pid == pid && (*last)->tid == tid)
+		return *last;
+	return *last = model_thread(m, pid, tid);
+}
+
 static uint32_t unit_index(const struct az_ctx *c, uint32_t pid, uint32_t device)
 {
 	for (size_t i = 0; i < c->nunits; i++)
@@ -144,6 +163,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 	const struct model *m = c->m;
 	struct az_replay *rp;
 	struct model_corr corr_map;
+	const struct model_thread *tcache = NULL;
 	uint8_t *launcher;
 	size_t n = 0;
 	uint64_t spacing = (uint64_t)(az_engine_param(c, "gpu_spacing_us") * 1e3);
@@ -219,7 +239,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 			o->launch = NONE;
 			la = model_corr_find(&corr_map, m, pid, corr);
 			if (la && la->start <= start) {
-				const struct model_thread *th = model_thread(m, la->pid, la->tid);
+				const struct model_thread *th = thread_cached(m, la->pid, la->tid, &tcache);
 				o->launch = (uint32_t)(la - m->api.v); /* api row for now */
 				if (th)
 					launcher[th - m->threads.v] = 1;
@@ -260,7 +280,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 				const struct trace_api *a = &m->api.v[i];
 				if (a->end <= c->lo || a->start >= c->hi)
 					continue;
-				if (!(th = model_thread(m, a->pid, a->tid)) || !launcher[th - m->threads.v])
+				if (!(th = thread_cached(m, a->pid, a->tid, &tcache)) || !launcher[th - m->threads.v])
 					continue;
 				cnt[th - m->threads.v]++;
 			}
@@ -284,7 +304,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 				size_t t;
 				if (a->end <= c->lo || a->start >= c->hi)
 					continue;
-				if (!(th = model_thread(m, a->pid, a->tid)) || !launcher[th - m->threads.v])
+				if (!(th = thread_cached(m, a->pid, a->tid, &tcache)) || !launcher[th - m->threads.v])
 					continue;
 				t = (size_t)(th - m->threads.v);
 				if (a->start < prev_end[t]) {
@@ -410,7 +430,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		}
 #define ADD_OTHER(pid_, tid_, s_, e_)                                                       \
 	do {                                                                                \
-		const struct model_thread *th_ = model_thread(m, (pid_), (tid_));            \
+		const struct model_thread *th_ = thread_cached(m, (pid_), (tid_), &tcache); \
 		size_t t_, lo_, hi_;                                                         \
 		if (!th_ || first_node[t_ = (size_t)(th_ - m->threads.v)] == NONE)           \
 			break;                                                               \
@@ -541,6 +561,17 @@ void az_replay_free(struct az_replay *rp)
 	free(rp->node_of_api);
 	free(rp->unit_last);
 	free(rp->unit_first);
+	if (rp->scratch) {
+		free(rp->scratch->ns);
+		free(rp->scratch->ne);
+		free(rp->scratch->os);
+		free(rp->scratch->oe);
+		free(rp->scratch->cut);
+		free(rp->scratch->done);
+		free(rp->scratch->keep);
+		free(rp->scratch->started);
+		free(rp->scratch);
+	}
 	free(rp);
 }
 
@@ -657,11 +688,24 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 	struct heap h;
 	uint64_t saved = 0;
 
-	ns = xmalloc((rp->nnode + 1) * sizeof(uint64_t));
-	ne = xmalloc((rp->nnode + 1) * sizeof(uint64_t));
-	os = xmalloc((rp->nop + 1) * sizeof(uint64_t));
-	oe = xmalloc((rp->nop + 1) * sizeof(uint64_t));
-	done = xcalloc(rp->nop + 1, 1);
+	if (!rp->scratch) {
+		struct rp_scratch *s = xcalloc(1, sizeof(*s));
+		s->ns = xmalloc((rp->nnode + 1) * sizeof(uint64_t));
+		s->ne = xmalloc((rp->nnode + 1) * sizeof(uint64_t));
+		s->os = xmalloc((rp->nop + 1) * sizeof(uint64_t));
+		s->oe = xmalloc((rp->nop + 1) * sizeof(uint64_t));
+		s->cut = xmalloc((rp->nnode + 1) * sizeof(uint64_t));
+		s->done = xmalloc(rp->nop + 1);
+		s->keep = xmalloc(rp->nnode + 1);
+		s->started = xmalloc(rp->nnode + 1);
+		((struct az_replay *)rp)->scratch = s; /* lazily made: the graph itself stays as built */
+	}
+	ns = rp->scratch->ns;
+	ne = rp->scratch->ne;
+	os = rp->scratch->os;
+	oe = rp->scratch->oe;
+	done = rp->scratch->done;
+	memset(done, 0, rp->nop + 1);
 	pos = xmalloc((nq + 1) * sizeof(uint32_t));
 	park = xmalloc((nq + 1) * sizeof(uint32_t));
 	force = xcalloc(nq + 1, 1);
@@ -671,13 +715,16 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 	first = xmalloc((rp->nunits + 1) * sizeof(uint64_t));
 	for (size_t u = 0; u <= rp->nunits; u++)
 		first[u] = UINT64_MAX;
-	cut = xcalloc(rp->nnode + 1, sizeof(uint64_t));
+	cut = rp->scratch->cut;
+	memset(cut, 0, (rp->nnode + 1) * sizeof(uint64_t));
 	h.v = xmalloc((nq + 1) * sizeof(*h.v));
 	h.n = 0;
 
 	/* one-offs stay as recorded: the calls and host time inside a one-off gap are not transformed */
-	keep = xcalloc(rp->nnode + 1, 1);
-	started = xcalloc(rp->nnode + 1, 1);
+	keep = rp->scratch->keep;
+	started = rp->scratch->started;
+	memset(keep, 0, rp->nnode + 1);
+	memset(started, 0, rp->nnode + 1);
 	for (size_t g = 0; x && g < c->ngaps; g++) {
 		const struct az_gap *gp = &c->gaps[g];
 		uint32_t j;
@@ -890,11 +937,6 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 		if (d > 0)
 			saved += (uint64_t)d;
 	}
-	free(ns);
-	free(ne);
-	free(os);
-	free(oe);
-	free(done);
 	free(pos);
 	free(park);
 	free(force);
@@ -902,9 +944,6 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 	free(forcen);
 	free(last);
 	free(first);
-	free(cut);
-	free(keep);
-	free(started);
 	free(h.v);
 	return saved;
 }

@@ -68,54 +68,56 @@ static uint32_t unit_sms(const struct az_ctx *c, uint32_t pid, uint32_t device, 
 	return (uint32_t)g.f[GF_SMS].v;
 }
 
-struct kev {
-	uint64_t t;
-	int d;
-};
-
-static int cmp_kev(const void *pa, const void *pb)
-{
-	const struct kev *a = pa, *b = pb;
-	if (a->t != b->t)
-		return (a->t > b->t) - (a->t < b->t);
-	return a->d - b->d; /* ends before starts at the same time: touching kernels do not overlap */
-}
-
 /*
  * For each GPU unit: the times when at least two non-communication kernels
- * run at once (@conc[unit], normalised).
+ * run at once (@conc[unit], normalised).  One pass in start order: a time
+ * t is covered by two kernels a and b (a starting first) exactly when t
+ * lies in [start of b, min(end of b, the latest end of the kernels that
+ * started before b)); those pieces come in start order and are merged as
+ * they come, so no sort is needed.
  */
 static void build_concurrency(struct az_ctx *c, uint8_t *cache, struct interval_set *conc)
 {
 	const struct model *m = c->m;
+	uint64_t *pmax = xcalloc(c->nunits + 1, sizeof(*pmax));
+	size_t last = 0;
 
-	for (size_t ui = 0; ui < c->nunits; ui++) {
-		struct kev *ev = NULL;
-		size_t n = 0, alloc = 0;
-		int level = 0;
-		uint64_t from = 0;
-		for (size_t i = 0; i < m->kernels.n; i++) {
-			const struct trace_kernel *k = &m->kernels.v[i];
-			if (k->pid != c->units[ui].pid || k->device != c->units[ui].device || k->end <= k->start ||
-			    !az_in_win(c, k->start) || is_comm(m, cache, k))
+	for (size_t i = 0; i < m->kernels.n; i++) {
+		const struct trace_kernel *k = &m->kernels.v[i];
+		struct interval_set *s;
+		uint64_t a, b;
+		size_t ui;
+		if (k->end <= k->start || !az_in_win(c, k->start))
+			continue;
+		if (last < c->nunits && c->units[last].pid == k->pid && c->units[last].device == k->device) {
+			ui = last;
+		} else {
+			for (ui = 0; ui < c->nunits; ui++)
+				if (c->units[ui].pid == k->pid && c->units[ui].device == k->device)
+					break;
+			if (ui == c->nunits)
 				continue;
-			ALLOC_GROW(ev, n + 2, alloc);
-			ev[n++] = (struct kev){ k->start, +1 };
-			ev[n++] = (struct kev){ k->end, -1 };
+			last = ui;
 		}
-		if (n > 1)
-			qsort(ev, n, sizeof(*ev), cmp_kev);
-		for (size_t i = 0; i < n; i++) {
-			int before = level;
-			level += ev[i].d;
-			if (before < 2 && level >= 2)
-				from = ev[i].t;
-			else if (before >= 2 && level < 2 && ev[i].t > from)
-				ivset_add(&conc[ui], from, ev[i].t);
+		if (is_comm(m, cache, k))
+			continue;
+		a = k->start;
+		b = k->end < pmax[ui] ? k->end : pmax[ui];
+		if (k->end > pmax[ui])
+			pmax[ui] = k->end;
+		if (b <= a)
+			continue;
+		s = &conc[ui];
+		if (s->n && a <= s->v[s->n - 1].end) {
+			if (b > s->v[s->n - 1].end)
+				s->v[s->n - 1].end = b;
+		} else {
+			ivset_add(s, a, b);
 		}
-		ivset_normalize(&conc[ui]);
-		free(ev);
 	}
+	for (size_t ui = 0; ui < c->nunits; ui++)
+		conc[ui].normal = 1;
+	free(pmax);
 }
 
 void rule_underfill(struct az_ctx *c, const struct az_rule *self)
