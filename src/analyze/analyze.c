@@ -624,9 +624,8 @@ int analyze_run(const struct model *m, const struct analyze_opts *o, struct anal
 		if (c.units[i].has_work)
 			c.unit_wall_ns += c.wall_ns;
 	find_periodic(&c);
-	c.replay = az_replay_build(&c);
 	r->replay_check_ns = -1;
-	if (o && o->check_replay && c.replay) {
+	if (o && o->check_replay && az_replay_get(&c)) {
 		int64_t *d = xcalloc(c.nunits + 1, sizeof(*d));
 		r->replay_check_ns = 0;
 		az_replay_run(&c, c.replay, NULL, d);

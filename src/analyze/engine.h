@@ -143,7 +143,9 @@ struct az_ctx {
 	int has_runtime;           /* runtime API rows exist: count calls at that level */
 	int has_gpu;               /* any GPU work in the window */
 	uint32_t *api_class;       /* API name id -> enum az_api_class (m->str.nr) */
-	struct az_replay *replay;  /* the dependency graph, or NULL (replay.c) */
+	struct az_replay *replay;  /* the dependency graph, built on first use (az_replay_get) */
+	int replay_tried;          /* az_replay_get() ran: replay is the graph or NULL for good */
+	struct model_corr corr;    /* launch correlation, built by the timeline, used by the replay */
 	uint8_t *kclass;           /* name id -> enum az_kernel_class | 0x80 once computed */
 };
 
@@ -206,6 +208,8 @@ struct az_xform {
  */
 struct az_replay *az_replay_build(struct az_ctx *c);
 void az_replay_free(struct az_replay *rp);
+/* The graph of the window, built on the first call (NULL where it cannot be built). */
+struct az_replay *az_replay_get(struct az_ctx *c);
 /*
  * az_replay_run - replay under @x (NULL: as recorded).  Returns the time
  * by which the GPUs' last operations end earlier, summed over GPUs (0 when

@@ -94,7 +94,7 @@ double az_replay_gain(struct az_ctx *c, const struct az_xform *x, uint64_t *save
 	uint64_t s;
 
 	*saved_ns = 0;
-	if (!c->replay || !c->unit_wall_ns)
+	if (!az_replay_get(c) || !c->unit_wall_ns)
 		return -1;
 	if (x && x->causes) {
 		/*

@@ -162,7 +162,6 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 {
 	const struct model *m = c->m;
 	struct az_replay *rp;
-	struct model_corr corr_map;
 	const struct model_thread *tcache = NULL;
 	uint8_t *launcher;
 	size_t n = 0;
@@ -184,7 +183,6 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 	for (size_t i = 0; i < m->api.n; i++)
 		rp->node_of_api[i] = NONE;
 	launcher = xcalloc(m->threads.n + 1, 1);
-	model_corr_build(&corr_map, m);
 
 	/*
 	 * GPU operations in the window in start order (a three-way merge of the
@@ -237,7 +235,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 			o->row = row;
 			o->prev = NONE;
 			o->launch = NONE;
-			la = model_corr_find(&corr_map, m, pid, corr);
+			la = model_corr_find(&c->corr, m, pid, corr);
 			if (la && la->start <= start) {
 				const struct model_thread *th = thread_cached(m, la->pid, la->tid, &tcache);
 				o->launch = (uint32_t)(la - m->api.v); /* api row for now */
@@ -544,8 +542,16 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		}
 	}
 	free(launcher);
-	model_corr_release(&corr_map);
 	return rp;
+}
+
+struct az_replay *az_replay_get(struct az_ctx *c)
+{
+	if (!c->replay_tried) {
+		c->replay_tried = 1;
+		c->replay = az_replay_build(c);
+	}
+	return c->replay;
 }
 
 void az_replay_free(struct az_replay *rp)

@@ -221,7 +221,7 @@ struct tl {
 	uint8_t *data_name;        /* per name id: 0 unknown, 1 no, 2 data work */
 	size_t *cpu_off;           /* per thread: its CPU samples, in time order */
 	uint32_t *cpu_row;
-	struct model_corr corr;
+	struct model_corr *corr;   /* c->corr */
 	uint32_t *main_thread;     /* per unit: thread index + 1 of the main thread, 0 = none */
 	uint8_t *pid_has_cpu;      /* per unit */
 	uint64_t *cur_end;         /* per unit: running end of its GPU work */
@@ -554,7 +554,7 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 	c->gaps[c->ngaps++].len = len_in;
 
 	memset(&p, 0, sizeof(p));
-	la = model_corr_find(&l->corr, m, next->pid, next->corr);
+	la = model_corr_find(l->corr, m, next->pid, next->corr);
 	if (la && la->end <= a) {
 		/* queued before the GPU went idle: it waited on the GPU side */
 		c->gpu_side_ns += len_in;
@@ -916,7 +916,8 @@ void az_build_timeline(struct az_ctx *c)
 	index_release(&l.nvtx);
 	memset(&l.nvtx, 0, sizeof(l.nvtx));
 	cpu_index(&l);
-	model_corr_build(&l.corr, m);
+	model_corr_build(&c->corr, m);
+	l.corr = &c->corr;
 
 	/* three-way merge of kernels, copies and sets by start */
 	for (;;) {
@@ -979,7 +980,6 @@ void az_build_timeline(struct az_ctx *c)
 	free(l.data_name);
 	free(l.cpu_off);
 	free(l.cpu_row);
-	model_corr_release(&l.corr);
 	free(l.main_thread);
 	free(l.pid_has_cpu);
 	free(l.cur_end);
@@ -1006,4 +1006,6 @@ void az_release_timeline(struct az_ctx *c)
 	free(c->oneoffs);
 	c->oneoffs = NULL;
 	c->noneoffs = 0;
+	model_corr_release(&c->corr);
+	memset(&c->corr, 0, sizeof(c->corr));
 }
