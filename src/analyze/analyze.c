@@ -89,31 +89,6 @@ double az_engine_param(const struct az_ctx *c, const char *key)
 
 /* ---- the window ---- */
 
-/* "ProfilerStep#12" -> "profilerstep": lower case, trailing digits/#/_/space cut. */
-static void strip_name(const char *s, char *out, size_t n)
-{
-	size_t i, len;
-
-	for (i = 0; s[i] && i + 1 < n; i++)
-		out[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
-	out[i] = 0;
-	len = i;
-	while (len && ((out[len - 1] >= '0' && out[len - 1] <= '9') || out[len - 1] == '#' ||
-		       out[len - 1] == '_' || out[len - 1] == ' ' || out[len - 1] == '-'))
-		out[--len] = 0;
-}
-
-static int name_matches(const char *name, const char *want)
-{
-	char a[128], b[128];
-
-	if (!strcmp(name, want))
-		return 1;
-	strip_name(name, a, sizeof(a));
-	strip_name(want, b, sizeof(b));
-	return b[0] && !strcmp(a, b);
-}
-
 static int build_window(struct az_ctx *c)
 {
 	const struct model *m = c->m;
@@ -123,7 +98,7 @@ static int build_window(struct az_ctx *c)
 	if (o && o->nvtx) {
 		for (size_t i = 0; i < m->nvtx.n; i++) {
 			const struct trace_nvtx_range *r = &m->nvtx.v[i];
-			if (r->end > r->start && name_matches(model_str(m, r->name_id), o->nvtx))
+			if (r->end > r->start && model_name_matches(model_str(m, r->name_id), o->nvtx))
 				ivset_add(&c->win, r->start, r->end);
 		}
 		if (!c->win.n)
@@ -195,29 +170,14 @@ static uint64_t median_u64(uint64_t *v, size_t n)
 	return v[n / 2];
 }
 
-static int is_step_name(const char *name)
-{
-	static const char *const names[] = {
-		"profilerstep", "step", "train_step", "train step", "training_step", "train",
-		"iteration", "iter", "train_iter", "training step",
-	};
-	char s[128];
-
-	strip_name(name, s, sizeof(s));
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (!strcmp(s, names[i]))
-			return 1;
-	return 0;
-}
-
-/* NVTX step ranges in the window (--step RANGE, or a step-like name). */
+/* NVTX step ranges in the window (--step RANGE, or a step name: model_find_steps()). */
 static void find_nvtx_steps(struct az_ctx *c)
 {
 	const struct model *m = c->m;
 	const char *want = c->o ? c->o->step : NULL;
-	struct interval *st = NULL;
-	size_t n = 0, alloc = 0;
-	uint32_t name_id = 0, pid = 0, tid = 0;
+	struct model_steps found;
+	struct interval *st;
+	size_t n;
 
 	free(c->steps);
 	free(c->step_source);
@@ -225,34 +185,8 @@ static void find_nvtx_steps(struct az_ctx *c)
 	c->step_source = NULL;
 	c->nsteps = c->nsteps_nvtx = 0;
 	c->step_period_s = 0;
-	/* the first step-like name, and the thread that steps most under it */
-	for (size_t i = 0; i < m->nvtx.n && !name_id; i++) {
-		const struct trace_nvtx_range *r = &m->nvtx.v[i];
-		const char *nm = model_str(m, r->name_id);
-		if (r->end > r->start && az_win_overlap(c, r->start, r->end) &&
-		    (want ? name_matches(nm, want) : is_step_name(nm)))
-			name_id = r->name_id;
-	}
-	if (name_id)
-		model_range_thread(m, name_id, &pid, &tid);
-	for (size_t i = 0; name_id && i < m->nvtx.n; i++) {
-		const struct trace_nvtx_range *r = &m->nvtx.v[i];
-		const char *nm = model_str(m, r->name_id);
-		if (r->end <= r->start || !az_win_overlap(c, r->start, r->end))
-			continue; /* a step overlapping the window counts: it starts before its first kernel */
-		if (want ? !name_matches(nm, want) : !is_step_name(nm))
-			continue;
-		if (!want && !name_matches(nm, model_str(m, name_id)))
-			continue; /* auto: stay with the first step-like name */
-		/* one thread's loop: other ranks' steps interleave with its own */
-		if (r->pid != pid || r->tid != tid)
-			continue;
-		if (n && st[n - 1].start < r->end && r->start < st[n - 1].end)
-			continue; /* nested instance */
-		ALLOC_GROW(st, n + 1, alloc);
-		st[n].start = r->start;
-		st[n++].end = r->end;
-	}
+	n = model_find_steps(m, want, &c->win, &found);
+	st = found.v;
 	if (want && !n)
 		az_note(c, "no NVTX range named '%s' in the window: steps not known", want);
 	if (n >= 2) {
@@ -264,7 +198,7 @@ static void find_nvtx_steps(struct az_ctx *c)
 		c->steps = st;
 		c->nsteps_nvtx = n;
 		c->nsteps = n;
-		c->step_source = xstrfmt("NVTX range '%s' (%zu instances)", model_str(m, name_id), n);
+		c->step_source = xstrfmt("NVTX range '%s' (%zu instances)", model_str(m, found.name_id), n);
 		return;
 	}
 	free(st);

@@ -88,132 +88,61 @@ static void median_ci(const double *v, size_t n, double *lo, double *hi, int *n_
 	free(x);
 }
 
-/* Is @name one of the names that mark a training/inference step by habit? */
-static int is_step_name(const char *name)
-{
-	return !strcmp(name, "step") || !strncmp(name, "ProfilerStep", 12) ||
-	       !strcmp(name, "train_step") || !strcmp(name, "iteration");
-}
-
 struct windows {
-	struct interval *step;     /* the step ranges, in order and disjoint (owned) */
-	size_t steps, alloc;
+	struct model_steps step;   /* the step ranges, in order and disjoint (model_find_steps) */
 	struct interval_set set;   /* their union, for membership (merges touching steps) */
 	double step_median_s;
 	double step_ci_lo, step_ci_hi;   /* 95% CI of that median over the steps */
 	int step_ci_n;
 };
 
+/* The steps of the run's loop (model_find_steps(): what a step is, for analyze too). */
 static void find_steps(const struct model *m, const char *want, struct windows *w,
 		       char **source)
 {
-	const char *chosen = NULL;
-	uint32_t pid = 0, tid = 0;
-
-	/* one thread's loop: other ranks' or threads' steps interleave with it */
-	for (size_t i = 0; i < m->nvtx.n; i++) {
-		const struct trace_nvtx_range *r = &m->nvtx.v[i];
-		const char *name = model_str(m, r->name_id);
-		if (r->end > r->start && (want ? !strcmp(name, want) : is_step_name(name))) {
-			model_range_thread(m, r->name_id, &pid, &tid);
-			break;
-		}
-	}
-	for (size_t i = 0; i < m->nvtx.n; i++) {
-		const struct trace_nvtx_range *r = &m->nvtx.v[i];
-		const char *name = model_str(m, r->name_id);
-		if (!r->end || r->end <= r->start || r->pid != pid || r->tid != tid)
-			continue;
-		if (want ? strcmp(name, want) != 0 : !is_step_name(name))
-			continue;
-		/* with auto-detection, stick to the first step-like name seen */
-		if (!want) {
-			if (!chosen)
-				chosen = name;
-			else if (strncmp(chosen, "ProfilerStep", 12) || strncmp(name, "ProfilerStep", 12))
-				if (strcmp(chosen, name))
-					continue;
-		}
-		/* nested ranges of the same name count once: skip those inside the last */
-		if (w->steps && r->start < w->step[w->steps - 1].end)
-			continue;
-		ALLOC_GROW(w->step, w->steps + 1, w->alloc);
-		w->step[w->steps].start = r->start;
-		w->step[w->steps].end = r->end;
-		w->steps++;
-		ivset_add(&w->set, r->start, r->end);
-	}
-	if (w->steps)
-		*source = xstrfmt("nvtx range '%s'", want ? want : chosen);
+	model_find_steps(m, want, NULL, &w->step);
+	for (size_t i = 0; i < w->step.n; i++)
+		ivset_add(&w->set, w->step.v[i].start, w->step.v[i].end);
+	if (w->step.n)
+		*source = xstrfmt("nvtx range '%s'", want ? want : model_str(m, w->step.name_id));
 }
 
 static int in_windows(struct windows *w, uint64_t t)
 {
-	return !w->steps || ivset_overlap(&w->set, t, t + 1) > 0;
+	return !w->step.n || ivset_overlap(&w->set, t, t + 1) > 0;
 }
 
 /*
  * GPU work belongs to the step whose thread launched it, not to the step
  * during which it happens to run: an asynchronous loop runs ahead of the GPU.
  * launch_time() maps a GPU record to the start of its launching API call
- * (by process and correlation id), or to its own start without API data.
+ * (by process and correlation id, model_corr_find()), or to its own start
+ * without API data.
  */
-struct launch {
-	uint64_t key;              /* pid << 32 | correlation */
-	uint64_t time;
-};
-
-static int cmp_launch(const void *a, const void *b)
-{
-	const struct launch *x = a, *y = b;
-	return (x->key > y->key) - (x->key < y->key);
-}
-
-struct launches {
-	struct launch *v;
-	size_t n;
-};
-
-static void launches_init(struct launches *l, const struct model *m)
-{
-	l->v = xmalloc((m->api.n + 1) * sizeof(*l->v));
-	l->n = 0;
-	for (size_t i = 0; i < m->api.n; i++) {
-		if (!m->api.v[i].correlation)
-			continue;
-		l->v[l->n].key = (uint64_t)m->api.v[i].pid << 32 | m->api.v[i].correlation;
-		l->v[l->n].time = m->api.v[i].start;
-		l->n++;
-	}
-	qsort(l->v, l->n, sizeof(*l->v), cmp_launch);
-}
-
 /* Extend the completion time of the step window holding @launched to @end. */
 static void step_done(struct windows *w, uint64_t *done, uint64_t launched, uint64_t end)
 {
-	size_t lo = 0, hi = w->steps;
+	size_t lo = 0, hi = w->step.n;
 
 	while (lo < hi) { /* last window starting at or before @launched */
 		size_t mid = (lo + hi) / 2;
-		if (w->step[mid].start <= launched)
+		if (w->step.v[mid].start <= launched)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == 0 || launched >= w->step[lo - 1].end)
+	if (lo == 0 || launched >= w->step.v[lo - 1].end)
 		return;
 	if (end > done[lo - 1])
 		done[lo - 1] = end;
 }
 
-static uint64_t launch_time(const struct launches *l, uint32_t pid, uint32_t corr, uint64_t start)
+static uint64_t launch_time(struct model_corr *h, const struct model *m, uint32_t pid,
+			    uint32_t corr, uint64_t start)
 {
-	struct launch probe = { (uint64_t)pid << 32 | corr, 0 }, *hit;
+	const struct trace_api *a = model_corr_find(h, m, pid, corr);
 
-	if (!corr || !l->n)
-		return start;
-	hit = bsearch(&probe, l->v, l->n, sizeof(*l->v), cmp_launch);
-	return hit ? hit->time : start;
+	return a ? a->start : start;
 }
 
 struct kernel_total {
@@ -247,46 +176,46 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	size_t launches = 0, syncs = 0, allocs = 0, kernels = 0;
 	uint64_t ktime = 0, copy_t[16] = { 0 }, copy_b[16] = { 0 }, pageable_b = 0;
 	struct kernel_total *kt;
-	struct launches ln;
+	struct model_corr ln;
 	size_t nkt = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->source = xstrdup(source);
 	s->runs = 1;
 	find_steps(m, o->step, &w, &s->step_source);
-	if (o->step && !w.steps)
+	if (o->step && !w.step.n)
 		warning("'%s': no NVTX range named '%s'; steps are detected instead", source, o->step);
 
-	ao.step = w.steps ? NULL : o->step;
+	ao.step = w.step.n ? NULL : o->step;
 	if (analyze_run(m, &ao, &ar) < 0) {
 		ivset_release(&w.set);
-		free(w.step);
+		model_steps_release(&w.step);
 		return -1;
 	}
-	if (!w.steps && ar.summary.step_period_s > 0 && wall > 0) {
+	if (!w.step.n && ar.summary.step_period_s > 0 && wall > 0) {
 		w.step_median_s = ar.summary.step_period_s;
 		s->step_source = xstrfmt("%s", ar.summary.step_source ? ar.summary.step_source
 								   : "periodic GPU idle gaps");
 	}
-	launches_init(&ln, m);
-	if (w.steps) {
+	model_corr_build(&ln, m);
+	if (w.step.n) {
 		/* the steps span from the first one's start to the end of the work they launched */
-		size_t ns = w.steps;
+		size_t ns = w.step.n;
 		uint64_t *done = xmalloc(ns * sizeof(*done));
 
 		for (size_t i = 0; i < ns; i++)
-			done[i] = w.step[i].end;
+			done[i] = w.step.v[i].end;
 		for (size_t i = 0; i < m->kernels.n; i++) {
 			const struct trace_kernel *k = &m->kernels.v[i];
-			step_done(&w, done, launch_time(&ln, k->pid, k->correlation, k->start), k->end);
+			step_done(&w, done, launch_time(&ln, m, k->pid, k->correlation, k->start), k->end);
 		}
 		for (size_t i = 0; i < m->memcpys.n; i++) {
 			const struct trace_memcpy *c = &m->memcpys.v[i];
-			step_done(&w, done, launch_time(&ln, c->pid, c->correlation, c->start), c->end);
+			step_done(&w, done, launch_time(&ln, m, c->pid, c->correlation, c->start), c->end);
 		}
 		for (size_t i = 0; i < m->memsets.n; i++) {
 			const struct trace_memset *c = &m->memsets.v[i];
-			step_done(&w, done, launch_time(&ln, c->pid, c->correlation, c->start), c->end);
+			step_done(&w, done, launch_time(&ln, m, c->pid, c->correlation, c->start), c->end);
 		}
 		/*
 		 * A step is done when its range has ended and the GPU work it
@@ -301,9 +230,9 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			for (size_t i = 0; i < ns; i++) {
 				if (i && done[i] < done[i - 1])
 					done[i] = done[i - 1];
-				d[i] = (double)(done[i] - (i ? done[i - 1] : w.step[0].start)) / 1e9;
-				issue[i] = (double)((i + 1 < ns ? w.step[i + 1].start : w.step[i].end) -
-						    w.step[i].start) / 1e9;
+				d[i] = (double)(done[i] - (i ? done[i - 1] : w.step.v[0].start)) / 1e9;
+				issue[i] = (double)((i + 1 < ns ? w.step.v[i + 1].start : w.step.v[i].end) -
+						    w.step.v[i].start) / 1e9;
 			}
 			/*
 			 * Completions can bunch up when the GPU was held back and then
@@ -324,13 +253,13 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			free(d);
 			free(issue);
 		}
-		lo = w.step[0].start;
+		lo = w.step.v[0].start;
 		hi = done[ns - 1];
 		free(done);
 	}
 	span_s = hi > lo ? (double)(hi - lo) / 1e9 : 0;
 	/* the number of steps the per-step values divide by */
-	per = w.steps ? (double)w.steps
+	per = w.step.n ? (double)w.step.n
 		      : (w.step_median_s > 0 && wall > 0 ? wall / w.step_median_s : 0);
 
 	add_metric(s, "wall_s", "wall time", wall, DIR_LOWER, MK_TIME);
@@ -343,12 +272,12 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			st->ci_n = w.step_ci_n;
 		}
 	}
-	if (w.steps)
-		add_metric(s, "steps", "steps recorded", (double)w.steps, DIR_NEUTRAL, MK_COUNT);
+	if (w.step.n)
+		add_metric(s, "steps", "steps recorded", (double)w.step.n, DIR_NEUTRAL, MK_COUNT);
 
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
-		if (!in_windows(&w, launch_time(&ln, k->pid, k->correlation, k->start)))
+		if (!in_windows(&w, launch_time(&ln, m, k->pid, k->correlation, k->start)))
 			continue;
 		kernels++;
 		ktime += k->end > k->start ? k->end - k->start : 0;
@@ -359,7 +288,7 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	}
 	for (size_t i = 0; i < m->memcpys.n; i++) {
 		const struct trace_memcpy *c = &m->memcpys.v[i];
-		if (!in_windows(&w, launch_time(&ln, c->pid, c->correlation, c->start)))
+		if (!in_windows(&w, launch_time(&ln, m, c->pid, c->correlation, c->start)))
 			continue;
 		copy_t[c->kind & 15] += c->end > c->start ? c->end - c->start : 0;
 		copy_b[c->kind & 15] += c->bytes;
@@ -439,8 +368,8 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	/* top kernels by total time */
 	kt = xcalloc(m->kernels.n + 1, sizeof(*kt));
 	for (size_t i = 0; i < m->kernels.n; i++) {
-		if (!in_windows(&w, launch_time(&ln, m->kernels.v[i].pid, m->kernels.v[i].correlation,
-						 m->kernels.v[i].start)))
+		if (!in_windows(&w, launch_time(&ln, m, m->kernels.v[i].pid, m->kernels.v[i].correlation,
+						    m->kernels.v[i].start)))
 			continue;
 		kt[nkt].name_id = m->kernels.v[i].name_id;
 		kt[nkt].total = m->kernels.v[i].end - m->kernels.v[i].start;
@@ -471,7 +400,7 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			   MK_TIME);
 	}
 	free(kt);
-	free(ln.v);
+	model_corr_release(&ln);
 
 	for (size_t i = 0; i < ar.n; i++) {
 		struct run_finding *f;
@@ -483,7 +412,7 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	}
 	analyze_result_release(&ar);
 	ivset_release(&w.set);
-	free(w.step);
+	model_steps_release(&w.step);
 	ivset_release(&busy);
 	ivset_release(&comm);
 	ivset_release(&compute);

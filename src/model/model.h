@@ -255,4 +255,69 @@ void ivset_release(struct interval_set *s);
  */
 void model_gpu_busy(const struct model *m, uint32_t device, struct interval_set *out);
 
+/* ---- steps (steps.c) ---- */
+
+/*
+ * What a step is, for every command (analyze's step period and warm-up,
+ * diff's time per step, check and baseline).
+ *
+ * A name's stripped form is the name lower-cased (ASCII) with its trailing
+ * digits, '#', '_', ' ' and '-' cut: "ProfilerStep#12" -> "profilerstep",
+ * "Step 3" -> "step", "train_step_7" -> "train_step".  Loops number their
+ * step ranges ("ProfilerStep#N", "step_N"): the stripped form is the loop's
+ * name, the same for every instance.
+ *
+ * A step name is a name whose stripped form is one of "profilerstep",
+ * "step", "train_step", "train step", "training_step", "training step",
+ * "train", "train_iter", "iteration", "iter": the names training and
+ * inference loops give a step by habit (torch.profiler's ProfilerStep#N,
+ * Lightning's training_step, hand-written loops).  This is the union of the
+ * two lists analyze and diff had kept apart ("step", "ProfilerStep*",
+ * "train_step", "iteration" in diff, case-sensitive), read with analyze's
+ * stripping; diff's "any name that starts with ProfilerStep" narrows to
+ * ProfilerStep followed only by a number ("ProfilerStepper" is not a step).
+ */
+
+/*
+ * model_name_matches - does NVTX range name @name answer @want (the rule of
+ * `--step RANGE` and `--nvtx RANGE`)?  Yes when they are equal, or when their
+ * stripped forms are equal and not empty: "ProfilerStep" and
+ * "ProfilerStep#3" both match "ProfilerStep#12".  Returns 1 or 0.
+ */
+int model_name_matches(const char *name, const char *want);
+
+/* model_is_step_name - is @name a step name (above)?  Returns 1 or 0. */
+int model_is_step_name(const char *name);
+
+/* The instances of one loop's step range; model_steps_release() frees them. */
+struct model_steps {
+	struct interval *v;        /* in start order and disjoint (owned) */
+	size_t n, alloc;
+	uint32_t name_id;          /* the first instance's name (meaningful when n > 0) */
+	uint32_t pid, tid;         /* the thread whose loop they are */
+};
+
+/*
+ * model_find_steps - the NVTX step instances of one thread's loop that
+ * overlap the window @win (a normalised interval set, or NULL for the whole
+ * model; a step overlapping the window counts, as it starts before its first
+ * kernel).  Only complete ranges (end > start) count.
+ *  - the loop's name: the first range in the window that matches @want
+ *    (model_name_matches()), or with @want NULL the first whose name is a
+ *    step name; its name id goes to out->name_id;
+ *  - the thread: the one with the most ranges of that name id
+ *    (model_range_thread()); with several ranks or threads stepping in
+ *    lockstep, one thread's ranges stand for the loop;
+ *  - the instances: that thread's ranges whose name matches @want, or with
+ *    @want NULL the loop's name (model_name_matches(), so "ProfilerStep#1"
+ *    follows "ProfilerStep#0");
+ *  - a range that starts inside the previous instance is nested (a step
+ *    range pushed twice, a sub-range with the same name) and is skipped.
+ * Fills @out (initialised here; the caller releases it with
+ * model_steps_release(), also when none was found) and returns out->n.
+ */
+size_t model_find_steps(const struct model *m, const char *want, const struct interval_set *win,
+			struct model_steps *out);
+void model_steps_release(struct model_steps *s);
+
 #endif
