@@ -5,12 +5,14 @@
  * How: CUPTI's launch callbacks (runtime and driver launch functions) tell
  * us every kernel launch with its name.  The first GPUSCOPE_KERNEL_COUNT
  * instances of each kernel whose name matches GPUSCOPE_KERNEL_FILTER are
- * profiled: at the entry of the outermost launch call we start a Range
- * Profiler session in auto-range, kernel-replay mode (CUPTI_AutoRange,
+ * profiled: at the entry of the outermost launch call we enable the Range
+ * Profiler on the launch's context and start a session in auto-range,
+ * kernel-replay mode (CUPTI_AutoRange,
  * CUPTI_KernelReplay: the profiler runs the kernel once per pass, saving
  * and restoring the memory it touches, inside the launch call), and at the
- * exit of that call we stop, decode the counter data and evaluate the
- * metrics of the set.  One TRACE_EV_KMETRIC record per metric is written on
+ * exit of that call we stop, decode the counter data, evaluate the metrics
+ * of the set and disable the profiler again, so that the program's other
+ * kernels run on a context without it.  One TRACE_EV_KMETRIC record per metric is written on
  * the launching thread, valid or not.
  *
  * Metric names differ between GPUs: each metric has a list of CUPTI names
@@ -138,6 +140,8 @@ static atomic_int km_on;
 /* ---- kernels seen at launches ---- */
 
 #define KM_KSLOTS 8192              /* distinct kernels remembered (a power of two) */
+/* Failed starts in a row after which a context is given up (each costs an enable and a warning check). */
+#define KM_MAX_FAILS 3
 
 struct km_kernel {
 	const char *key;            /* CUPTI's symbolName pointer */
@@ -165,6 +169,7 @@ struct km_ctx {
 	uint8_t *cdata;
 	size_t cdata_size;
 	unsigned passes;
+	unsigned fails;             /* profiled launches in a row that failed to start */
 	size_t nused;               /* metrics evaluated on this chip */
 	const char *used[KM_NMETRICS];    /* their CUPTI names */
 	int resolved[KM_NMETRICS];  /* index into used[] + 1; 0 = unavailable */
@@ -601,12 +606,6 @@ static int ctx_setup(struct km_ctx *c, char *why, size_t n)
 	np.configImageSize = c->config_size;
 	np.pConfigImage = c->config;
 	c->passes = kp.HostGetNumOfPasses(&np) == CUPTI_SUCCESS ? (unsigned)np.numOfPasses : 0;
-	r = range_enable(c);
-	if (r != CUPTI_SUCCESS) {
-		fail_reason("cuptiRangeProfilerEnable", r, dev, why, n);
-		range_disable(c);
-		return -1;
-	}
 	return 0;
 }
 
@@ -628,19 +627,33 @@ static struct km_ctx *ctx_get(CUcontext ctx)
 
 /* ---- one profiled launch ---- */
 
-static CUptiResult session_begin(struct km_ctx *c)
+/*
+ * The Range Profiler is enabled on the context only for the profiled launch
+ * (enabled here, disabled by session_end): the program's other kernels run
+ * on a context without it.  On failure it is left disabled; *step names the
+ * call that failed.
+ */
+static CUptiResult session_begin(struct km_ctx *c, const char **step)
 {
 	CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = { .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
 	CUpti_RangeProfiler_SetConfig_Params sc = { .structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE };
 	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
 	CUptiResult r;
 
+	*step = "cuptiRangeProfilerEnable";
+	r = range_enable(c);
+	if (r != CUPTI_SUCCESS) {
+		range_disable(c);
+		return r;
+	}
+	*step = "cuptiRangeProfilerCounterDataImageInitialize";
 	ci.pRangeProfilerObject = c->obj;
 	ci.counterDataSize = c->cdata_size;
 	ci.pCounterData = c->cdata;
 	r = kp.RangeCounterDataImageInitialize(&ci);
 	if (r != CUPTI_SUCCESS)
-		return r;
+		goto fail;
+	*step = "cuptiRangeProfilerSetConfig";
 	sc.pRangeProfilerObject = c->obj;
 	sc.configSize = c->config_size;
 	sc.pConfig = c->config;
@@ -655,13 +668,18 @@ static CUptiResult session_begin(struct km_ctx *c)
 	sc.targetNestingLevel = 1;
 	r = kp.RangeSetConfig(&sc);
 	if (r != CUPTI_SUCCESS)
-		return r;
+		goto fail;
+	*step = "cuptiRangeProfilerStart";
 	st.pRangeProfilerObject = c->obj;
-	return kp.RangeStart(&st);
+	r = kp.RangeStart(&st);
+	if (r == CUPTI_SUCCESS)
+		return r;
+fail:
+	range_disable(c);
+	return r;
 }
 
-/* Stop the session and evaluate its one range into @values (c->nused doubles). */
-static CUptiResult session_end(struct km_ctx *c, double *values)
+static CUptiResult session_read(struct km_ctx *c, double *values)
 {
 	CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
 	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
@@ -692,6 +710,15 @@ static CUptiResult session_end(struct km_ctx *c, double *values)
 	ev.numMetrics = c->nused;
 	ev.pMetricValues = values;
 	return kp.HostEvaluateToGpuValues(&ev);
+}
+
+/* Stop the session, evaluate its one range into @values (c->nused doubles), disable. */
+static CUptiResult session_end(struct km_ctx *c, double *values)
+{
+	CUptiResult r = session_read(c, values);
+
+	range_disable(c);
+	return r;
 }
 
 static void warn_once(const char *why)
@@ -753,6 +780,15 @@ static void emit(const struct km_launch *l, const double *values, uint64_t cost)
 	}
 }
 
+/* This thread's launch (@domain, @cbid) is not profiled, nor are the launches inside it. */
+static void skip_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	memset(&km_cur, 0, sizeof(km_cur));
+	km_cur.waiting = 1;
+	km_cur.domain = domain;
+	km_cur.cbid = cbid;
+}
+
 /* At the entry of the outermost launch: profile it when selected. */
 static void launch_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
@@ -760,6 +796,7 @@ static void launch_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 	struct km_ctx *c;
 	unsigned instance;
 	char why[768];
+	const char *step = "";
 	CUptiResult r;
 
 	if (!cb->symbolName || !cb->context) {
@@ -770,18 +807,19 @@ static void launch_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 	k = kernel_get(cb->symbolName);
 	if (!k || !k->selected || k->profiled >= km_count || km_instances >= km_max) {
 		pthread_mutex_unlock(&km_lock);
-		km_cur.waiting = 1;   /* not profiled: the launches inside it are not either */
-		km_cur.domain = domain;
-		km_cur.cbid = cbid;
+		skip_launch(domain, cbid);
 		return;
 	}
 	c = ctx_get(cb->context);
 	pthread_mutex_unlock(&km_lock);
-	if (!c || c->state < 0)
+	if (!c || c->state < 0) {
+		skip_launch(domain, cbid);
 		return;
-
-	if (pthread_mutex_trylock(&km_prof_lock))
-		return;   /* another thread's profiled launch is running: a later instance */
+	}
+	if (pthread_mutex_trylock(&km_prof_lock)) {
+		skip_launch(domain, cbid);   /* another thread's profiled launch runs: a later instance */
+		return;
+	}
 	pthread_mutex_lock(&km_lock);
 	/* recheck under both locks: another thread may have taken the last instance */
 	if (k->profiled >= km_count || km_instances >= km_max) {
@@ -811,27 +849,27 @@ static void launch_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 	km_cur.correlation = domain == CUPTI_CB_DOMAIN_DRIVER_API && km_rt_corr ? km_rt_corr
 										  : cb->correlationId;
 	km_cur.t0 = cl_now();
-	r = session_begin(c);
+	r = session_begin(c, &step);
 	if (r != CUPTI_SUCCESS) {
-		/* a second session on the same object may need a fresh one */
-		range_disable(c);
-		r = range_enable(c);
-		if (r == CUPTI_SUCCESS)
-			r = session_begin(c);
-	}
-	if (r != CUPTI_SUCCESS) {
-		fail_reason("cuptiRangeProfilerStart", r, c->device, why, sizeof(why));
+		fail_reason(step, r, c->device, why, sizeof(why));
 		warn_once(why);
 		emit(&km_cur, NULL, 0);
-		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+		/*
+		 * Refused counters stay refused; other failures may be of one
+		 * launch, but after KM_MAX_FAILS in a row on a context it is
+		 * given up, so that a broken profiler costs a bounded time.
+		 */
+		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ||
+		    r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES || ++c->fails >= KM_MAX_FAILS)
 			c->state = -1;
-		memset(&km_cur, 0, sizeof(km_cur));
 		goto out;
 	}
+	c->fails = 0;
 	km_cur.on = 1;
 	km_cur.started = 1;
 	return;   /* km_prof_lock stays held until the launch's exit */
 out:
+	skip_launch(domain, cbid);
 	pthread_mutex_unlock(&km_prof_lock);
 }
 
