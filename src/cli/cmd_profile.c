@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,18 @@ static const char profile_usage[] =
 	"                        [--cpu-sample-hz N] [--capture-range=nvtx:NAME[@DOMAIN]|cudaProfilerApi]\n"
 	"                        [--capture-range-end=stop|repeat] [--delay S] [--duration S]\n"
 	"                        [--gpu-metrics[=HZ]|--no-gpu-metrics] [--cuda-trace-all-apis]\n"
-	"                        [--stats] [--analyze] [--report-html] -- PROGRAM ARGS...";
+	"                        [--kernel-metrics[=basic|tensor|memory|full]] [--kernel-filter REGEX]\n"
+	"                        [--kernel-count N] [--stats] [--analyze] [--report-html]\n"
+	"                        -- PROGRAM ARGS...";
+
+/*
+ * --kernel-count default: one instance of each matching kernel.  Kernel
+ * replay runs a profiled kernel once per pass and saves and restores the
+ * memory it writes, so every profiled instance costs several times the
+ * kernel; one instance per kernel bounds that cost by the number of
+ * distinct kernels (docs/cuda.md, "Kernel metrics").
+ */
+#define KERNEL_COUNT_DEFAULT 1
 
 struct profile_opts {
 	const char *output;
@@ -48,6 +60,9 @@ struct profile_opts {
 	int gpu_metrics;          /* -1 default (on, quiet), 0 off, 1 asked for */
 	unsigned gpu_hz;
 	int cuda_all_apis;
+	const char *kernel_metrics;   /* metric set, NULL = off */
+	const char *kernel_filter;
+	unsigned kernel_count;
 	int stats, analyze, html;
 };
 
@@ -217,6 +232,18 @@ static void set_environment(const struct profile_opts *o, const char *dir, const
 	setenv_u64("GPUSCOPE_DELAY_NS", o->delay_ns);
 	setenv_u64("GPUSCOPE_DURATION_NS", o->duration_ns);
 	setenv_u64("GPUSCOPE_CUDA_ALL_APIS", (uint64_t)o->cuda_all_apis);
+	if (o->kernel_metrics) {
+		setenv("GPUSCOPE_KERNEL_METRICS", o->kernel_metrics, 1);
+		setenv_u64("GPUSCOPE_KERNEL_COUNT", o->kernel_count);
+		if (o->kernel_filter)
+			setenv("GPUSCOPE_KERNEL_FILTER", o->kernel_filter, 1);
+		else
+			unsetenv("GPUSCOPE_KERNEL_FILTER");
+	} else {
+		unsetenv("GPUSCOPE_KERNEL_METRICS");
+		unsetenv("GPUSCOPE_KERNEL_FILTER");
+		unsetenv("GPUSCOPE_KERNEL_COUNT");
+	}
 	setenv_u64("GPUSCOPE_START_NS", now_mono_ns());
 
 	if (old && *old) {
@@ -427,15 +454,16 @@ static char **list_parts(const char *dir, size_t *n)
 	return v;
 }
 
-/* Count events (as `info` does) and processes of a report, streaming. */
-static int count_report(const char *path, uint64_t *events, uint64_t *procs)
+/* Count events (as `info` does), processes, kernels and kernel counters of a report, streaming. */
+static int count_report(const char *path, uint64_t *events, uint64_t *procs, uint64_t *kernels,
+			uint64_t *kmetrics)
 {
 	struct trace_reader r;
 	struct trace_chunk c;
 	unsigned char scratch[512];
 	int k;
 
-	*events = *procs = 0;
+	*events = *procs = *kernels = *kmetrics = 0;
 	if (trace_reader_open(&r, path) < 0)
 		return -1;
 	while ((k = trace_reader_next(&r, &c)) > 0) {
@@ -449,6 +477,10 @@ static int count_report(const char *path, uint64_t *events, uint64_t *procs)
 					sizeof(scratch)) > 0) {
 			if (type == TRACE_EV_PROCESS)
 				(*procs)++;
+			if (type == TRACE_EV_KERNEL)
+				(*kernels)++;
+			if (type == TRACE_EV_KMETRIC)
+				(*kmetrics)++;
 			if (type != TRACE_EV_STRING && type != TRACE_EV_DROPS &&
 			    type != TRACE_EV_WARNING && type < TRACE_EV__COUNT)
 				(*events)++;
@@ -486,7 +518,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 	enum {
 		OPT_FORCE = 256, OPT_TRACE, OPT_OSRT_THRESHOLD, OPT_CPU_HZ, OPT_CAPTURE,
 		OPT_CAPTURE_END, OPT_DELAY, OPT_DURATION, OPT_GPU_METRICS, OPT_NO_GPU_METRICS,
-		OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML,
+		OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML, OPT_KMETRICS, OPT_KFILTER, OPT_KCOUNT,
 	};
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -501,6 +533,9 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		{ "gpu-metrics", optional_argument, NULL, OPT_GPU_METRICS },
 		{ "no-gpu-metrics", no_argument, NULL, OPT_NO_GPU_METRICS },
 		{ "cuda-trace-all-apis", no_argument, NULL, OPT_CUDA_ALL },
+		{ "kernel-metrics", optional_argument, NULL, OPT_KMETRICS },
+		{ "kernel-filter", required_argument, NULL, OPT_KFILTER },
+		{ "kernel-count", required_argument, NULL, OPT_KCOUNT },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "analyze", no_argument, NULL, OPT_ANALYZE },
 		{ "report-html", no_argument, NULL, OPT_HTML },
@@ -567,6 +602,30 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		case OPT_CUDA_ALL:
 			o->cuda_all_apis = 1;
 			break;
+		case OPT_KMETRICS:
+			o->kernel_metrics = optarg ? optarg : "basic";
+			if (strcmp(o->kernel_metrics, "basic") && strcmp(o->kernel_metrics, "tensor") &&
+			    strcmp(o->kernel_metrics, "memory") && strcmp(o->kernel_metrics, "full"))
+				return usage_error(profile_usage,
+						   "bad --kernel-metrics set '%s' (basic, tensor, memory, full)",
+						   optarg);
+			break;
+		case OPT_KFILTER: {
+			regex_t re;
+			int e = regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB);
+			if (e) {
+				char msg[128];
+				regerror(e, &re, msg, sizeof(msg));
+				return usage_error(profile_usage, "bad --kernel-filter '%s': %s", optarg, msg);
+			}
+			regfree(&re);
+			o->kernel_filter = optarg;
+			break;
+		}
+		case OPT_KCOUNT:
+			if (parse_u32(optarg, 1000000, &o->kernel_count) < 0 || !o->kernel_count)
+				return usage_error(profile_usage, "bad --kernel-count '%s' (1 or more)", optarg);
+			break;
 		case OPT_STATS:
 			o->stats = 1;
 			break;
@@ -583,6 +642,12 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 			return getopt_error(profile_usage, c, argv);
 		}
 	}
+	if ((o->kernel_filter || o->kernel_count) && !o->kernel_metrics)
+		o->kernel_metrics = "basic";   /* --kernel-filter/--kernel-count imply --kernel-metrics */
+	if (!o->kernel_count)
+		o->kernel_count = KERNEL_COUNT_DEFAULT;
+	if (o->kernel_metrics && !(o->trace & TR_CUDA))
+		return usage_error(profile_usage, "--kernel-metrics needs CUDA tracing (--trace=cuda,...)");
 	if (optind >= argc)
 		return usage_error(profile_usage, "no program to profile");
 	*first = optind;
@@ -597,7 +662,7 @@ int cmd_profile(int argc, char **argv)
 	struct nvml_sampler *sampler = NULL;
 	struct sigaction sa, old[4];
 	static const int fwd[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	uint64_t events = 0, procs = 0;
+	uint64_t events = 0, procs = 0, kernels = 0, kmetrics = 0;
 	size_t nparts;
 	int first = 0, status, ret;
 	pid_t pid;
@@ -695,7 +760,7 @@ int cmd_profile(int argc, char **argv)
 		}
 		free(dest);
 		if (ret == 0)
-			ret = count_report(out, &events, &procs);
+			ret = count_report(out, &events, &procs, &kernels, &kmetrics);
 	}
 	if (ret > 0) {
 		/* nothing recorded: said above */
@@ -707,6 +772,10 @@ int cmd_profile(int argc, char **argv)
 		remove_dir(tmp, parts, nparts);
 		fprintf(stderr, "gpuscope: wrote '%s' (%" PRIu64 " events, %" PRIu64 " processes)\n", out,
 			events, procs);
+		if (o.kernel_metrics && !kmetrics)
+			fprintf(stderr, "gpuscope: no kernel metrics: %s\n",
+				!kernels ? "no CUDA kernel was recorded (no GPU, no driver, or no kernel launched)"
+					 : "no kernel was profiled (see `gpuscope info` for why)");
 		fflush(stdout);
 		if (o.stats)
 			cmd_stats(2, (char *[]){ "stats", out, NULL });

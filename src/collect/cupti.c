@@ -37,6 +37,7 @@
 
 #include "cupti_api.h"
 #include "cupti_convert.h"
+#include "kmetrics.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -689,8 +690,13 @@ static void CUPTIAPI cupti_callback(void *userdata, CUpti_CallbackDomain domain,
 		if (!dom && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
 		    cb->callbackSite == CUPTI_API_ENTER)
 			flush_all(0);
+		/* kernel metrics inside the API record: its time includes the profiling */
+		if (cb->callbackSite == CUPTI_API_EXIT)
+			cl_kmetrics_callback(domain, cbid, cb);
 		if (cbid < API_CBIDS && api_keep_cb[dom][cbid])
 			api_callback(dom, cbid, cb);
+		if (cb->callbackSite == CUPTI_API_ENTER)
+			cl_kmetrics_callback(domain, cbid, cb);
 	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
 		   cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 		flush_all(0);
@@ -743,6 +749,7 @@ static void *flusher_main(void *arg)
 
 static void cupti_atexit(void)
 {
+	cl_kmetrics_final();
 	cl_cuda_flush(1);
 }
 
@@ -996,6 +1003,11 @@ static int cupti_start(char *why, size_t n)
 	}
 	if (!cu_no_subscribe)
 		enable_control_callbacks();
+	{
+		char kwhy[512] = "";
+		if (cl_kmetrics_start(&cu, cu_no_subscribe ? NULL : cu_sub, kwhy, sizeof(kwhy)) < 0)
+			cl_warning("kernel metrics off: %s", kwhy);
+	}
 	if (!pthread_create(&flusher, NULL, flusher_main, NULL)) {
 		pthread_setname_np(flusher, "gpuscope-cupti");
 		pthread_detach(flusher);

@@ -20,6 +20,51 @@
 #include <stdint.h>
 
 #include <cupti.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+/*
+ * The profiler host API's parameter structs (cupti_profiler_host.h, which
+ * includes a C++ header): only pointers to them here; kmetrics.c includes
+ * the header itself.
+ */
+struct CUpti_Profiler_Host_Initialize_Params;
+struct CUpti_Profiler_Host_Deinitialize_Params;
+struct CUpti_Profiler_Host_GetMetricProperties_Params;
+struct CUpti_Profiler_Host_ConfigAddMetrics_Params;
+struct CUpti_Profiler_Host_GetConfigImageSize_Params;
+struct CUpti_Profiler_Host_GetConfigImage_Params;
+struct CUpti_Profiler_Host_GetNumOfPasses_Params;
+struct CUpti_Profiler_Host_EvaluateToGpuValues_Params;
+
+/*
+ * The Range Profiler and profiler host functions (`--kernel-metrics`,
+ * kmetrics.c), resolved by cupti_load_profiler() only when asked for.
+ */
+struct cupti_prof_api {
+	CUptiResult (*Initialize)(CUpti_Profiler_Initialize_Params *);
+	CUptiResult (*GetCounterAvailability)(CUpti_Profiler_GetCounterAvailability_Params *);
+	CUptiResult (*DeviceSupported)(CUpti_Profiler_DeviceSupported_Params *);
+	CUptiResult (*DeviceGetChipName)(CUpti_Device_GetChipName_Params *);
+	CUptiResult (*HostInitialize)(struct CUpti_Profiler_Host_Initialize_Params *);
+	CUptiResult (*HostDeinitialize)(struct CUpti_Profiler_Host_Deinitialize_Params *);
+	CUptiResult (*HostGetMetricProperties)(struct CUpti_Profiler_Host_GetMetricProperties_Params *);
+	CUptiResult (*HostConfigAddMetrics)(struct CUpti_Profiler_Host_ConfigAddMetrics_Params *);
+	CUptiResult (*HostGetConfigImageSize)(struct CUpti_Profiler_Host_GetConfigImageSize_Params *);
+	CUptiResult (*HostGetConfigImage)(struct CUpti_Profiler_Host_GetConfigImage_Params *);
+	CUptiResult (*HostGetNumOfPasses)(struct CUpti_Profiler_Host_GetNumOfPasses_Params *);
+	CUptiResult (*HostEvaluateToGpuValues)(struct CUpti_Profiler_Host_EvaluateToGpuValues_Params *);
+	CUptiResult (*RangeEnable)(CUpti_RangeProfiler_Enable_Params *);
+	CUptiResult (*RangeDisable)(CUpti_RangeProfiler_Disable_Params *);
+	CUptiResult (*RangeGetCounterDataSize)(CUpti_RangeProfiler_GetCounterDataSize_Params *);
+	CUptiResult (*RangeCounterDataImageInitialize)(CUpti_RangeProfiler_CounterDataImage_Initialize_Params *);
+	CUptiResult (*RangeSetConfig)(CUpti_RangeProfiler_SetConfig_Params *);
+	CUptiResult (*RangeStart)(CUpti_RangeProfiler_Start_Params *);
+	CUptiResult (*RangeStop)(CUpti_RangeProfiler_Stop_Params *);
+	CUptiResult (*RangeDecodeData)(CUpti_RangeProfiler_DecodeData_Params *);
+	CUptiResult (*RangeGetCounterDataInfo)(CUpti_RangeProfiler_GetCounterDataInfo_Params *);
+};
 
 struct cupti_api {
 	void *handle;
@@ -60,6 +105,14 @@ struct cupti_api {
  * the caller turns it into the report's "CUDA tracing off" warning).
  */
 int cupti_load(struct cupti_api *api, char *why, size_t why_len);
+
+/*
+ * cupti_load_profiler - resolve the Range Profiler functions of the
+ * libcupti that cupti_load() opened into @p.  Returns 0, or -1 with the
+ * missing function named in @why.
+ */
+int cupti_load_profiler(const struct cupti_api *api, struct cupti_prof_api *p, char *why,
+			size_t why_len);
 
 /* Text of a CUPTI result code ("CUPTI_ERROR_UNKNOWN"), never NULL. */
 const char *cupti_result_name(const struct cupti_api *api, CUptiResult r);

@@ -143,6 +143,47 @@ int cupti_load(struct cupti_api *api, char *why, size_t why_len)
 	return 0;
 }
 
+int cupti_load_profiler(const struct cupti_api *api, struct cupti_prof_api *p, char *why,
+			size_t why_len)
+{
+	memset(p, 0, sizeof(*p));
+	if (!api->handle) {
+		snprintf(why, why_len, "CUPTI is not loaded");
+		return -1;
+	}
+#define PSYM(field, name) \
+	do { \
+		*(void **)&p->field = dlsym(api->handle, name); \
+		if (!p->field) { \
+			snprintf(why, why_len, "'%s' lacks %s (CUDA 12.6 or later has it)", api->path, name); \
+			return -1; \
+		} \
+	} while (0)
+	PSYM(Initialize, "cuptiProfilerInitialize");
+	PSYM(GetCounterAvailability, "cuptiProfilerGetCounterAvailability");
+	PSYM(DeviceSupported, "cuptiProfilerDeviceSupported");
+	PSYM(DeviceGetChipName, "cuptiDeviceGetChipName");
+	PSYM(HostInitialize, "cuptiProfilerHostInitialize");
+	PSYM(HostDeinitialize, "cuptiProfilerHostDeinitialize");
+	PSYM(HostGetMetricProperties, "cuptiProfilerHostGetMetricProperties");
+	PSYM(HostConfigAddMetrics, "cuptiProfilerHostConfigAddMetrics");
+	PSYM(HostGetConfigImageSize, "cuptiProfilerHostGetConfigImageSize");
+	PSYM(HostGetConfigImage, "cuptiProfilerHostGetConfigImage");
+	PSYM(HostGetNumOfPasses, "cuptiProfilerHostGetNumOfPasses");
+	PSYM(HostEvaluateToGpuValues, "cuptiProfilerHostEvaluateToGpuValues");
+	PSYM(RangeEnable, "cuptiRangeProfilerEnable");
+	PSYM(RangeDisable, "cuptiRangeProfilerDisable");
+	PSYM(RangeGetCounterDataSize, "cuptiRangeProfilerGetCounterDataSize");
+	PSYM(RangeCounterDataImageInitialize, "cuptiRangeProfilerCounterDataImageInitialize");
+	PSYM(RangeSetConfig, "cuptiRangeProfilerSetConfig");
+	PSYM(RangeStart, "cuptiRangeProfilerStart");
+	PSYM(RangeStop, "cuptiRangeProfilerStop");
+	PSYM(RangeDecodeData, "cuptiRangeProfilerDecodeData");
+	PSYM(RangeGetCounterDataInfo, "cuptiRangeProfilerGetCounterDataInfo");
+#undef PSYM
+	return 0;
+}
+
 const char *cupti_result_name(const struct cupti_api *api, CUptiResult r)
 {
 	const char *s = NULL;

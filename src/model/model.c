@@ -50,6 +50,7 @@ void model_release(struct model *m)
 	FREE_TABLE(m->metrics);
 	FREE_TABLE(m->captures);
 	FREE_TABLE(m->device_sources);
+	FREE_TABLE(m->kmetrics);
 	for (size_t i = 0; i < m->nr_warnings; i++)
 		free(m->warnings[i]);
 	free(m->warnings);
@@ -296,6 +297,7 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 	case TRACE_EV_DEVICE: ADD_ROW(devices, TRACE_EV_DEVICE, struct trace_device); break;
 	case TRACE_EV_METRIC: ADD_ROW(metrics, TRACE_EV_METRIC, struct trace_metric); break;
 	case TRACE_EV_CAPTURE: ADD_ROW(captures, TRACE_EV_CAPTURE, struct trace_capture); break;
+	case TRACE_EV_KMETRIC: ADD_ROW(kmetrics, TRACE_EV_KMETRIC, struct trace_kmetric); break;
 	case TRACE_EV_DROPS: {
 		const struct trace_drops *d = rec;
 		m->events--;
@@ -353,6 +355,11 @@ static void remap_rows(struct loader *l, unsigned type, size_t from, size_t to,
 		case TRACE_EV_METRIC:
 			m->metrics.v[i].name_id = map_id(st, m->metrics.v[i].name_id);
 			break;
+		case TRACE_EV_KMETRIC:
+			m->kmetrics.v[i].kernel_id = map_id(st, m->kmetrics.v[i].kernel_id);
+			m->kmetrics.v[i].key_id = map_id(st, m->kmetrics.v[i].key_id);
+			m->kmetrics.v[i].metric_id = map_id(st, m->kmetrics.v[i].metric_id);
+			break;
 		default:
 			return;
 		}
@@ -372,6 +379,7 @@ static size_t table_len(struct loader *l, unsigned type)
 	case TRACE_EV_KERNEL: return m->kernels.n;
 	case TRACE_EV_DEVICE: return m->devices.n;
 	case TRACE_EV_METRIC: return m->metrics.n;
+	case TRACE_EV_KMETRIC: return m->kmetrics.n;
 	default: return 0;
 	}
 }
@@ -778,6 +786,21 @@ DEFINE_CMP(cmp_memory, struct trace_memory, time, time)
 DEFINE_CMP(cmp_metric, struct trace_metric, time, time)
 DEFINE_CMP(cmp_capture, struct trace_capture, time, time)
 
+/* Counters of one instance stay together, in the order they were written. */
+static int cmp_kmetric(const void *pa, const void *pb)
+{
+	const struct trace_kmetric *a = pa, *b = pb;
+	int c = cmp_u64(a->time, b->time);
+
+	if (!c)
+		c = cmp_u64(a->pid, b->pid);
+	if (!c)
+		c = cmp_u64(a->correlation, b->correlation);
+	if (!c)
+		c = cmp_u64(a->instance, b->instance);
+	return c ? c : cmp_u64(a->key_id, b->key_id);
+}
+
 static int cmp_thread(const void *pa, const void *pb)
 {
 	const struct model_thread *a = pa, *b = pb;
@@ -969,6 +992,7 @@ void model_finish(struct model *m)
 	SORT_TABLE(m->memory, cmp_memory);
 	SORT_TABLE(m->metrics, cmp_metric);
 	SORT_TABLE(m->captures, cmp_capture);
+	SORT_TABLE(m->kmetrics, cmp_kmetric);
 
 	m->t_min = m->t_max = 0;
 	m->nvtx_open = 0;
@@ -1026,6 +1050,8 @@ void model_finish(struct model *m)
 		m->has |= MODEL_HAS_SYNC;
 	if (m->memory.n)
 		m->has |= MODEL_HAS_MEMORY;
+	if (m->kmetrics.n)
+		m->has |= MODEL_HAS_KMETRICS | MODEL_HAS_CUDA;
 }
 
 #define CLIP_TABLE(t, a_start, a_end)                                        \
@@ -1056,6 +1082,7 @@ void model_clip(struct model *m, uint64_t lo, uint64_t hi)
 	CLIP_TABLE(m->memory, time, time);
 	CLIP_TABLE(m->metrics, time, time);
 	CLIP_TABLE(m->captures, time, time);
+	CLIP_TABLE(m->kmetrics, time, time);
 	{
 		unsigned has = m->has;
 		model_finish(m);

@@ -54,6 +54,7 @@ enum model_has {
 	MODEL_HAS_API = 1u << 5,      /* runtime/driver API calls */
 	MODEL_HAS_SYNC = 1u << 6,     /* synchronisation records */
 	MODEL_HAS_MEMORY = 1u << 7,   /* allocation records */
+	MODEL_HAS_KMETRICS = 1u << 8, /* per-kernel hardware counters (--kernel-metrics) */
 };
 
 /*
@@ -120,6 +121,16 @@ struct model {
 
 	/* where device facts came from (struct model_device_source), shown by `info` */
 	MODEL_TABLE(struct model_device_source) device_sources;
+
+	/*
+	 * Hardware counters of profiled kernel instances (`profile
+	 * --kernel-metrics`), sorted by time, then instance and key; string ids
+	 * (kernel_id, key_id, metric_id) refer to m->str.  Rows of one instance
+	 * share pid, time and correlation; a metric the GPU lacks is a row
+	 * without TRACE_KM_VALID (never a 0).  MODEL_HAS_KMETRICS is set when
+	 * there is at least one row.
+	 */
+	MODEL_TABLE(struct trace_kmetric) kmetrics;
 };
 
 void model_init(struct model *m);

@@ -15,6 +15,7 @@
 _Static_assert(sizeof(struct trace_file_header) == TRACE_HEADER_SIZE, "file header size");
 _Static_assert(sizeof(struct trace_chunk_header) == TRACE_CHUNK_HEADER_SIZE, "chunk header size");
 _Static_assert(sizeof(struct trace_entry) == 8, "entry header size");
+_Static_assert(sizeof(struct trace_kmetric) == 64, "kmetric record size (docs/report-format.md)");
 
 static const struct {
 	const char *name;
@@ -40,6 +41,7 @@ static const struct {
 	[TRACE_EV_DROPS] = { "drops", sizeof(struct trace_drops) },
 	[TRACE_EV_CAPTURE] = { "capture", sizeof(struct trace_capture) },
 	[TRACE_EV_WARNING] = { "warning", sizeof(struct trace_warning) },
+	[TRACE_EV_KMETRIC] = { "kmetric", sizeof(struct trace_kmetric) },
 };
 
 const char *trace_event_name(unsigned type)

@@ -100,6 +100,7 @@ enum trace_event_type {
 	TRACE_EV_DROPS = 18,
 	TRACE_EV_CAPTURE = 19,
 	TRACE_EV_WARNING = 20,
+	TRACE_EV_KMETRIC = 21,   /* a hardware counter of one profiled kernel instance */
 	TRACE_EV__COUNT
 };
 
@@ -424,6 +425,38 @@ struct trace_warning {
 	uint64_t time;
 	uint32_t pid;
 	uint32_t message_id;
+};
+
+enum trace_kmetric_flags {
+	TRACE_KM_VALID = 1u << 0,       /* value holds the counter's value */
+	TRACE_KM_UNAVAILABLE = 1u << 1, /* the GPU or driver has none of the metric's names */
+	TRACE_KM_FAILED = 1u << 2,      /* profiling this instance failed: value unknown */
+};
+
+/*
+ * One hardware counter of one profiled kernel instance (`profile
+ * --kernel-metrics`, CUPTI's Range Profiler with kernel replay): one record
+ * per metric of the set for every profiled instance, valid or not, so that a
+ * metric the GPU lacks reads "unavailable", never 0.  Records of one
+ * instance share time, correlation and instance.  key_id is gpuscope's name
+ * of the metric ("sm_throughput_pct", docs/cuda.md); metric_id the CUPTI
+ * metric that was evaluated for it on this GPU (when unavailable: the names
+ * that were tried, joined by '|').
+ */
+struct trace_kmetric {
+	uint64_t time;            /* the launch call was entered (report clock) */
+	uint64_t cost_ns;         /* host time of the launch with its replay passes and decoding */
+	double value;             /* valid when flags & TRACE_KM_VALID */
+	uint32_t pid, tid;
+	uint32_t correlation;     /* of the launching API call: joins the kernel record */
+	uint32_t device;          /* CUDA ordinal */
+	uint32_t kernel_id;       /* demangled kernel name */
+	uint32_t key_id;          /* gpuscope's metric name */
+	uint32_t metric_id;       /* CUPTI metric name(s) */
+	uint32_t instance;        /* 0 = the first profiled instance of this kernel */
+	uint16_t passes;          /* replay passes the metric set needs (each pass runs the kernel once) */
+	uint16_t flags;           /* enum trace_kmetric_flags */
+	uint32_t reserved;
 };
 
 /* Name of an event type ("kernel"), or NULL. Names are used by `dump --type`. */
