@@ -145,6 +145,8 @@ extern const struct stats_report_def stats_def_cuda_api_sum, stats_def_cuda_gpu_
 extern const struct stats_report_def stats_def_cuda_gpu_trace, stats_def_cuda_api_trace,
 	stats_def_cuda_kern_exec_sum, stats_def_nvtx_sum, stats_def_nvtx_gpu_proj_sum,
 	stats_def_nvtx_kern_sum, stats_def_gpu_metrics_sum, stats_def_gpu_util;
+/* Kernel efficiency and kernel time by class (stats_eff.c). */
+extern const struct stats_report_def stats_def_cuda_kern_eff, stats_def_cuda_kern_class_sum;
 
 /* Feed every row of @m that @a's report reads and @f passes. */
 void stats_acc_feed_model(struct stats_acc *a, const struct model *m, const struct stats_filter *f);
