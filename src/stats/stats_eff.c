@@ -314,6 +314,22 @@ static const struct gpu_facts *facts_of(struct devcache *c, const struct model *
 	x = &c->v[c->n++];
 	x->device = device;
 	d = model_device(m, device);
+	if (!d && m->devices.n) {
+		/*
+		 * No device row has this id (a ROCm trace lists its one visible GPU as
+		 * device 0 while its kernels say 2): when every device row is the same
+		 * GPU model, that model is this one too.
+		 */
+		const struct trace_device *d0 = &m->devices.v[0];
+		int same = 1;
+		for (size_t i = 1; i < m->devices.n && same; i++)
+			same = m->devices.v[i].name_id == d0->name_id &&
+			       m->devices.v[i].cc_major == d0->cc_major &&
+			       m->devices.v[i].cc_minor == d0->cc_minor &&
+			       m->devices.v[i].sm_count == d0->sm_count;
+		if (same)
+			d = d0;
+	}
 	if (d)
 		gpu_facts_lookup(model_str(m, d->name_id), d->cc_major, d->cc_minor, d->sm_count,
 				 d->global_mem, &x->f);
@@ -395,6 +411,7 @@ struct eff {
 	size_t nrows, alloc;
 	struct grpmap index;
 	uint64_t kernels, linked, with_flops;
+	uint64_t ops_assumed, ops_unfit; /* operators whose work needed an assumption / fit no formula */
 };
 
 static struct eff_row *row_get(struct eff *e, uint32_t kind, uint32_t name, uint32_t op,
@@ -471,10 +488,14 @@ static void eff_compute(struct eff *e, const struct model *m, const struct stats
 		o = &ops[kop[i]];
 		if (!o->state) {
 			const struct model_op_shape *s = &m->op_shapes.v[kop[i]];
-			stats_op_work(model_str(m, s->name_id), model_str(m, s->dims_id),
-				      s->types_id ? model_str(m, s->types_id) : NULL,
-				      s->concrete_id ? model_str(m, s->concrete_id) : NULL, &o->w);
+			int ret = stats_op_work(model_str(m, s->name_id), model_str(m, s->dims_id),
+						s->types_id ? model_str(m, s->types_id) : NULL,
+						s->concrete_id ? model_str(m, s->concrete_id) : NULL, &o->w);
 			o->state = 1;
+			if (ret < 0)
+				e->ops_unfit++;
+			else if (ret > 0 && o->w.note)
+				e->ops_assumed++;
 		}
 		ki = class_of(&e->cls, m, k->name_id);
 		o->all_ns += (double)d;
@@ -769,11 +790,21 @@ static int eff_run(const struct model *m, const struct stats_opts *o, const stru
 	} else if (!m->op_shapes.n) {
 		st_note(t, "no operator input shapes in this input (Kineto's record_shapes): FLOPs and kernel bytes are unknown");
 	} else {
-		st_note(t, "%llu of %llu kernels linked to an operator with shapes (%llu calls by External id, "
-			"%llu by the enclosing operator); FLOPs known for %llu",
-			(unsigned long long)e.linked, (unsigned long long)e.kernels,
-			(unsigned long long)e.l.by_ext, (unsigned long long)e.l.by_range,
-			(unsigned long long)e.with_flops);
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "%llu of %llu kernels linked to an operator with shapes (%llu calls by External id, "
+			    "%llu by the enclosing operator); FLOPs known for %llu",
+			    (unsigned long long)e.linked, (unsigned long long)e.kernels,
+			    (unsigned long long)e.l.by_ext, (unsigned long long)e.l.by_range,
+			    (unsigned long long)e.with_flops);
+		if (e.ops_assumed)
+			strbuf_addf(&sb, "; %llu operators' work assumes what the trace did not record "
+				    "(convolution stride 1, padding 0, dilation 1; attention not causal)",
+				    (unsigned long long)e.ops_assumed);
+		if (e.ops_unfit)
+			strbuf_addf(&sb, "; %llu operators' shapes fit no formula (transposed convolution, "
+				    "variable-length attention, ...): FLOPs unknown", (unsigned long long)e.ops_unfit);
+		st_note(t, "%s", sb.buf);
+		strbuf_release(&sb);
 	}
 	eff_release(&e);
 	return 0;

@@ -491,6 +491,38 @@ static void test_eff_report_h100(void)
 	model_release(&m);
 }
 
+/*
+ * A ROCm trace lists its one GPU as device 0 ("AMD Instinct MI300X") while
+ * its kernels say device 2: the peak still comes from that GPU's row
+ * (MI300X BF16 1307.4 TFLOP/s, memory 5300 GB/s, docs/gpus.md).
+ */
+static void test_eff_device_fallback(void)
+{
+	const char *path = shared_trace("tracelens__mi300_xdit_sd35_compiled.json.gz");
+	struct model m;
+	struct stats_table t;
+	long r;
+
+	if (!path)
+		return;
+	model_init(&m);
+	CHECK(load_input(&m, path) == 0);
+	CHECK_EQ_U64(m.devices.n, 1);
+	CHECK_EQ_U64(m.devices.v[0].id, 0);
+	CHECK(stats_run(&m, "cuda_kern_eff", NULL, &t) == 0);
+	r = find_row(&t, "attn_fwd", "aten::_flash_attention_forward");
+	CHECK(r >= 0);
+	CHECK_EQ_I64(icell(&t, r, "Device"), 2);
+	/* the kernel's name says no precision: the op's first input is c10::BFloat16 */
+	CHECK(!known(&t, r, "Precision"));
+	CHECK_STR(scell(&t, r, "Peak"), "bf16 tensor");
+	CHECK_NEAR(fcell(&t, r, "Peak TFLOP/s"), 1307.4, 1e-9);
+	CHECK_NEAR(fcell(&t, r, "Peak GB/s"), 5300, 0);
+	CHECK_NEAR(fcell(&t, r, "Peak (%)"), 100 * fcell(&t, r, "TFLOP/s") / 1307.4, 1e-9);
+	stats_table_release(&t);
+	model_release(&m);
+}
+
 /* ---- cuda_kern_class_sum ---- */
 
 static void test_class_sum(void)
@@ -558,6 +590,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_import_shapes),
 	GSTEST(test_eff_report_sampled),
 	GSTEST(test_eff_report_h100),
+	GSTEST(test_eff_device_fallback),
 	GSTEST(test_class_sum),
 	GSTEST(test_no_shapes),
 	{ 0 },
