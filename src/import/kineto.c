@@ -61,6 +61,8 @@ enum kkey {
 	K_DTYPE, K_PG_NAME, K_PG_DESC, K_PG_RANKS, K_LABELS, K_DEVICE_ID, K_DEVICE_TYPE,
 	K_ADDR, K_MEM_BYTES, K_TOTAL_ALLOC, K_TOTAL_RESERVED, K_SYNC_KIND, K_ROCM_KIND,
 	K_WAIT_STREAM, K_WAIT_RECORD_CORR,
+	/* cpu_op args kept whole (record_shapes): in this order, see cap_buf() */
+	K_INPUT_DIMS, K_INPUT_TYPE, K_CONCRETE,
 	/* root */
 	K_TRACE_EVENTS, K_DEVICE_PROPS, K_DIST_INFO, K_HOST_NAME, K_BASE_TIME, K_PROFILE_MEMORY,
 	/* deviceProperties / distributedInfo */
@@ -94,6 +96,8 @@ static const struct key_def arg_keys[] = {
 	KD("Total Reserved", K_TOTAL_RESERVED), KD("cuda_sync_kind", K_SYNC_KIND),
 	KD("kind", K_ROCM_KIND), KD("wait_on_stream", K_WAIT_STREAM),
 	KD("wait_on_cuda_event_record_corr_id", K_WAIT_RECORD_CORR),
+	KD("Input Dims", K_INPUT_DIMS), KD("Input type", K_INPUT_TYPE),
+	KD("Concrete Inputs", K_CONCRETE),
 };
 static const struct key_def root_keys[] = {
 	KD("traceEvents", K_TRACE_EVENTS), KD("deviceProperties", K_DEVICE_PROPS),
@@ -139,6 +143,7 @@ struct kev {
 	int64_t correlation, device, context, stream, registers, smem, bytes, cbid;
 	int64_t in_nelems, out_nelems, group_size, device_id, device_type, mem_bytes;
 	int64_t wait_stream, wait_record_corr; /* cuda_sync: the awaited event's record */
+	int64_t ext_id;           /* "External id", 0 when none */
 	double total_alloc, total_reserved;
 	int has_total_alloc, has_total_reserved, has_collective;
 	uint32_t grid[3], block[3];
@@ -182,6 +187,17 @@ struct kparser {
 	struct strbuf backend, nccl_version, host_name;
 	int has_rank, has_world_size, profile_memory, saw_memory, saw_sync, saw_counter;
 	uint64_t skipped_events, events_seen, legacy_events, dup_devices;
+
+	/*
+	 * The event's "Input Dims", "Input type" and "Concrete Inputs" arrays,
+	 * copied as compact JSON while they stream past (cap_key: the array
+	 * being copied, cap_depth: the depth inside it).  An array holding an
+	 * object is not a shape list: cap_bad drops it.  Reset after each event.
+	 */
+	unsigned cap_key;
+	int cap_depth, cap_bad;
+	struct strbuf cap[3];
+	int cap_has[3];
 };
 
 /* ---- number parsing ---- */
@@ -643,6 +659,8 @@ static void meta_event(struct kparser *p, const struct kev *e)
 	mn->name_id = model_intern(p->m, e->arg_name.buf);
 }
 
+static void add_op_shape(struct kparser *p, const struct kev *e);
+
 static void finish_event(struct kparser *p)
 {
 	struct kev *e = &p->ev;
@@ -679,6 +697,8 @@ static void finish_event(struct kparser *p)
 		note_host_pid(p, e->pid);
 		add_range(p, e, e->cat == KC_CPU_OP ? p->dom_cpu :
 				e->cat == KC_PYTHON ? p->dom_python : p->dom_user);
+		if (e->cat == KC_CPU_OP)
+			add_op_shape(p, e);
 		break;
 	case KC_RUNTIME:
 	case KC_DRIVER: {
@@ -692,6 +712,13 @@ static void finish_event(struct kparser *p)
 		a->cbid = u32(e->cbid);
 		a->name_id = model_intern(m, sb_str(&e->name));
 		a->domain = e->cat == KC_DRIVER ? TRACE_API_DRIVER : TRACE_API_RUNTIME;
+		if (e->ext_id > 0 && a->correlation) {
+			/* the operator that made the call; kept or dropped in finish_op_launches() */
+			struct model_op_launch *l = MODEL_PUSH(m->op_launches);
+			l->pid = a->pid;
+			l->correlation = a->correlation;
+			l->ext_id = (uint64_t)e->ext_id;
+		}
 		break;
 	}
 	case KC_KERNEL: {
@@ -774,6 +801,134 @@ static void finish_event(struct kparser *p)
 	}
 }
 
+/* ---- record_shapes: copying the argument arrays of cpu_op events ---- */
+
+static struct strbuf *cap_buf(struct kparser *p)
+{
+	return &p->cap[p->cap_key - K_INPUT_DIMS];
+}
+
+/* Is the parser inside an array being copied? */
+static int capturing(const struct kparser *p)
+{
+	return p->cap_key && p->depth >= p->cap_depth;
+}
+
+/* The buffer to append the next value to, after its separator; NULL when dropped. */
+static struct strbuf *cap_value(struct kparser *p)
+{
+	struct strbuf *sb = cap_buf(p);
+
+	if (p->cap_bad)
+		return NULL;
+	if (sb->len && sb->buf[sb->len - 1] != '[')
+		strbuf_addch(sb, ',');
+	return sb;
+}
+
+static void cap_string(struct kparser *p, const unsigned char *s, size_t len)
+{
+	struct strbuf *sb = cap_value(p);
+
+	if (!sb)
+		return;
+	strbuf_addch(sb, '"');
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '"' || s[i] == '\\') {
+			strbuf_addch(sb, '\\');
+			strbuf_addch(sb, s[i]);
+		} else if (s[i] < 0x20) {
+			strbuf_addf(sb, "\\u%04x", s[i]);
+		} else {
+			strbuf_addch(sb, s[i]);
+		}
+	}
+	strbuf_addch(sb, '"');
+}
+
+static void cap_reset(struct kparser *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(p->cap); i++) {
+		strbuf_reset(&p->cap[i]);
+		p->cap_has[i] = 0;
+	}
+	p->cap_key = 0;
+	p->cap_bad = 0;
+}
+
+/* The copied array @key as a model string id, 0 when the event had none. */
+static uint32_t cap_id(struct kparser *p, unsigned key)
+{
+	size_t i = key - K_INPUT_DIMS;
+
+	return p->cap_has[i] ? model_intern(p->m, p->cap[i].buf) : 0;
+}
+
+/* A cpu_op with "Input Dims": its shape row (model.h, struct model_op_shape). */
+static void add_op_shape(struct kparser *p, const struct kev *e)
+{
+	struct model_op_shape *o;
+
+	if (!p->cap_has[0])
+		return;
+	o = MODEL_PUSH(p->m->op_shapes);
+	o->start = e->ts;
+	o->end = ev_end(e);
+	o->ext_id = e->ext_id > 0 ? (uint64_t)e->ext_id : 0;
+	o->pid = u32(e->pid);
+	o->tid = u32(e->tid);
+	o->name_id = model_intern(p->m, sb_str(&e->name));
+	o->dims_id = cap_id(p, K_INPUT_DIMS);
+	o->types_id = cap_id(p, K_INPUT_TYPE);
+	o->concrete_id = cap_id(p, K_CONCRETE);
+}
+
+struct pid_ext {
+	uint32_t pid;
+	uint64_t ext;
+};
+
+static int cmp_pid_ext(const void *pa, const void *pb)
+{
+	const struct pid_ext *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return (a->ext > b->ext) - (a->ext < b->ext);
+}
+
+/*
+ * Keep the launches whose External id is an operator with shapes (same
+ * pid): older Kineto versions wrote the correlation id there, which names
+ * no operator, and a trace without shapes needs none of them.
+ */
+static void finish_op_launches(struct kparser *p)
+{
+	struct model *m = p->m;
+	struct pid_ext *v;
+	size_t n = 0, out = 0;
+
+	if (!m->op_shapes.n) {
+		free(m->op_launches.v);
+		memset(&m->op_launches, 0, sizeof(m->op_launches));
+		return;
+	}
+	v = xmalloc(m->op_shapes.n * sizeof(*v));
+	for (size_t i = 0; i < m->op_shapes.n; i++)
+		if (m->op_shapes.v[i].ext_id) {
+			v[n].pid = m->op_shapes.v[i].pid;
+			v[n++].ext = m->op_shapes.v[i].ext_id;
+		}
+	qsort(v, n, sizeof(*v), cmp_pid_ext);
+	for (size_t i = 0; i < m->op_launches.n; i++) {
+		struct pid_ext k = { m->op_launches.v[i].pid, m->op_launches.v[i].ext_id };
+		if (n && bsearch(&k, v, n, sizeof(*v), cmp_pid_ext))
+			m->op_launches.v[out++] = m->op_launches.v[i];
+	}
+	m->op_launches.n = out;
+	free(v);
+}
+
 /* ---- yajl callbacks ---- */
 
 /* Where are we?  Returns a small code for the container the scalar is in. */
@@ -815,6 +970,12 @@ static int cb_number(void *ctx, const char *s, size_t len)
 	struct kparser *p = ctx;
 	struct kev *e = &p->ev;
 
+	if (capturing(p)) {
+		struct strbuf *sb = cap_value(p);
+		if (sb)
+			strbuf_add(sb, s, len);
+		return 1;
+	}
 	switch (where_am_i(p)) {
 	case W_EVENT:
 		switch (p->ev_key) {
@@ -838,7 +999,7 @@ static int cb_number(void *ctx, const char *s, size_t len)
 		break;
 	case W_ARGS:
 		switch (p->arg_key) {
-		case K_EXTERNAL_ID: break;
+		case K_EXTERNAL_ID: e->ext_id = parse_int(s, len); break;
 		case K_CORRELATION: e->correlation = parse_int(s, len); break;
 		case K_DEVICE: e->device = parse_int(s, len); break;
 		case K_CONTEXT: e->context = parse_int(s, len); break;
@@ -913,6 +1074,10 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
 	struct kparser *p = ctx;
 	struct kev *e = &p->ev;
 
+	if (capturing(p)) {
+		cap_string(p, s, len);
+		return 1;
+	}
 	switch (where_am_i(p)) {
 	case W_EVENT:
 		switch (p->ev_key) {
@@ -980,6 +1145,12 @@ static int cb_bool(void *ctx, int v)
 {
 	struct kparser *p = ctx;
 
+	if (capturing(p)) {
+		struct strbuf *sb = cap_value(p);
+		if (sb)
+			strbuf_addstr(sb, v ? "true" : "false");
+		return 1;
+	}
 	if (where_am_i(p) == W_ROOT && p->root_key == K_PROFILE_MEMORY)
 		p->profile_memory = v;
 	return 1;
@@ -987,7 +1158,13 @@ static int cb_bool(void *ctx, int v)
 
 static int cb_null(void *ctx)
 {
-	(void)ctx;
+	struct kparser *p = ctx;
+
+	if (capturing(p)) {
+		struct strbuf *sb = cap_value(p);
+		if (sb)
+			strbuf_addstr(sb, "null");
+	}
 	return 1;
 }
 
@@ -1033,6 +1210,11 @@ static int cb_start_map(void *ctx)
 		p->depth = 1;
 		return 1;
 	}
+	if (capturing(p)) {
+		p->cap_bad = 1; /* an object in a shape list: not a list we know */
+		p->depth++;
+		return 1;
+	}
 	if (p->events_depth && p->depth == p->events_depth) {
 		kev_reset(&p->ev);
 		p->ev_key = K_UNKNOWN;
@@ -1057,6 +1239,7 @@ static int cb_end_map(void *ctx)
 	p->depth--;
 	if (p->events_depth && p->depth == p->events_depth) {
 		finish_event(p);
+		cap_reset(p);
 	} else if (p->events_depth && p->depth == p->events_depth + 1) {
 		p->ev_key = K_UNKNOWN; /* args closed */
 	} else if (p->in_dist && p->depth == p->in_dist - 1) {
@@ -1090,6 +1273,22 @@ static int cb_start_array(void *ctx)
 		p->events_depth = 1;
 		return 1;
 	}
+	if (capturing(p)) {
+		struct strbuf *sb = cap_value(p);
+		if (sb)
+			strbuf_addch(sb, '[');
+		p->depth++;
+		return 1;
+	}
+	if (w == W_ARGS && p->arg_key >= K_INPUT_DIMS && p->arg_key <= K_CONCRETE) {
+		p->cap_key = p->arg_key;
+		p->cap_depth = p->depth + 1;
+		strbuf_reset(cap_buf(p));
+		strbuf_addch(cap_buf(p), '[');
+		p->cap_has[p->cap_key - K_INPUT_DIMS] = 1;
+		p->depth++;
+		return 1;
+	}
 	if (w == W_ROOT && p->root_key == K_TRACE_EVENTS && !p->events_depth)
 		p->events_depth = p->depth + 1;
 	else if (w == W_ROOT && p->root_key == K_DEVICE_PROPS)
@@ -1104,6 +1303,19 @@ static int cb_end_array(void *ctx)
 {
 	struct kparser *p = ctx;
 
+	if (capturing(p)) {
+		if (!p->cap_bad)
+			strbuf_addch(cap_buf(p), ']');
+		p->depth--;
+		if (p->depth < p->cap_depth) {
+			/* the argument array closed */
+			if (p->cap_bad)
+				p->cap_has[p->cap_key - K_INPUT_DIMS] = 0;
+			p->cap_key = 0;
+			p->cap_bad = 0;
+		}
+		return 1;
+	}
 	p->depth--;
 	if (p->events_depth && p->depth == p->events_depth - 1) {
 		/* the event array closed; later root keys are read as root keys */
@@ -1200,6 +1412,7 @@ static void finish_model(struct kparser *p)
 	uint32_t host_id = p->host_name.len ? model_intern(m, p->host_name.buf) : 0;
 
 	assign_gpu_pids(p);
+	finish_op_launches(p);
 	import_nvtx_levels(m);
 	for (size_t i = 0; i < p->host_pids.n; i++) {
 		struct model_process *pr = MODEL_PUSH(m->procs);
@@ -1291,6 +1504,8 @@ static void parser_release(struct kparser *p)
 	strbuf_release(&p->backend);
 	strbuf_release(&p->nccl_version);
 	strbuf_release(&p->host_name);
+	for (size_t i = 0; i < ARRAY_SIZE(p->cap); i++)
+		strbuf_release(&p->cap[i]);
 }
 
 static yajl_handle parser_handle(struct kparser *p)

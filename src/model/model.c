@@ -51,6 +51,8 @@ void model_release(struct model *m)
 	FREE_TABLE(m->captures);
 	FREE_TABLE(m->device_sources);
 	FREE_TABLE(m->kmetrics);
+	FREE_TABLE(m->op_shapes);
+	FREE_TABLE(m->op_launches);
 	for (size_t i = 0; i < m->nr_warnings; i++)
 		free(m->warnings[i]);
 	free(m->warnings);

@@ -83,6 +83,42 @@ struct model_device_source {
 	uint32_t src[MODEL_FACT__COUNT];
 };
 
+/*
+ * Operator input shapes (Kineto's record_shapes): one row per CPU operator
+ * instance that recorded "Input Dims", kept so that stats can compute the
+ * work (FLOPs, bytes) of the kernels the operator launched.  Ops without
+ * shapes have no row.  The operator's range is also an NVTX row in the
+ * domain "kineto:cpu_op" with the same pid, tid, start and name.
+ *
+ * The three argument lists are interned strings in m->str, in compact JSON
+ * (no spaces), one element per operator input, as Kineto wrote them:
+ *  - dims_id: "[[2048,4096],[4096,1024],[],[]]" (a tensor list is a nested
+ *    list: "[[[128,1,768],[128,196,768]],[]]");
+ *  - types_id: ["float","float","Scalar","Scalar"], 0 when not recorded;
+ *  - concrete_id: "Concrete Inputs", the values of scalar and list inputs as
+ *    strings (["","","[1, 1]","1"]), 0 when not recorded.
+ * Interning keeps a training loop's repeated shapes once.
+ */
+struct model_op_shape {
+	uint64_t start, end;
+	uint64_t ext_id;           /* Kineto "External id", 0 when none */
+	uint32_t pid, tid;
+	uint32_t name_id;          /* the operator, "aten::mm" */
+	uint32_t dims_id, types_id, concrete_id;
+};
+
+/*
+ * A runtime or driver call that names the operator that made it (Kineto's
+ * "External id" on cuda_runtime/cuda_driver events); kept only for calls
+ * whose External id is an operator with shapes.  The kernel a call launched
+ * has the call's (pid, correlation): model_corr finds the call, this row
+ * its operator.
+ */
+struct model_op_launch {
+	uint32_t pid, correlation;
+	uint64_t ext_id;
+};
+
 struct model {
 	struct strtab str;
 	const char *format;        /* "gpuscope", "kineto", "nsys-sqlite" */
@@ -131,6 +167,9 @@ struct model {
 	 * there is at least one row.
 	 */
 	MODEL_TABLE(struct trace_kmetric) kmetrics;
+	/* operator input shapes and their launches (struct model_op_shape, below) */
+	MODEL_TABLE(struct model_op_shape) op_shapes;
+	MODEL_TABLE(struct model_op_launch) op_launches;
 };
 
 void model_init(struct model *m);

@@ -123,4 +123,44 @@ void stats_print_warnings(const struct model *m);
 /* Can @report be computed while rows stream past (see stats_run_report)? */
 int stats_report_streams(const char *report);
 
+/* ---- operator work and kernel efficiency (stats_work.c, stats_eff.c) ---- */
+
+/*
+ * The work of one operator instance from its recorded input shapes
+ * (docs/stats.md, "Operator work", has every formula).
+ */
+struct stats_op_work {
+	double flops;              /* valid when has_flops */
+	double bytes;              /* inputs + outputs x element size; valid when has_bytes */
+	int has_flops, has_bytes;
+	int matmul;                /* the op is a GEMM, convolution or attention: its work is its
+				    * GEMM/conv/attention kernels' (not its layout or copy kernels') */
+	const char *note;          /* static text: the assumption made, or why no work; NULL */
+};
+
+/*
+ * stats_op_work - FLOPs and bytes of operator @op ("aten::mm") from its
+ * argument lists in the model's compact JSON (model.h, struct
+ * model_op_shape: @dims "[[2,3],[3,4]]", @types "[\"float\",\"float\"]",
+ * @concrete likewise; @types and @concrete may be NULL).  Returns 1 when a
+ * formula applied (w->has_flops / w->has_bytes say what it gave), 0 when
+ * gpuscope has no formula for @op, -1 when the shapes do not fit the
+ * formula (w->note says why).
+ */
+int stats_op_work(const char *op, const char *dims, const char *types, const char *concrete,
+		  struct stats_op_work *w);
+/* Bytes per element of a PyTorch dtype as Kineto names it ("float", "c10::BFloat16"); 0 = unknown. */
+int stats_dtype_size(const char *type);
+
+/*
+ * stats_kernel_efficiency - the achieved share of the GPU's peak of the
+ * kernels named @kernel_name_id, over all their instances whose FLOPs are
+ * known (the cuda_kern_eff report's Peak (%) for that name, its rows of
+ * every op together).  Builds the kernel-to-operator links of the whole
+ * model on each call (milliseconds for a 100k-kernel trace): a rule calls
+ * it for a few names.  Returns 0 and sets *pct_of_peak (0..100 and more),
+ * or -1 when unknown (no shapes, no formula, or no peak for the GPU).
+ */
+int stats_kernel_efficiency(const struct model *m, uint32_t kernel_name_id, double *pct_of_peak);
+
 #endif

@@ -102,6 +102,22 @@ while IFS= read -r -d '' f; do
 done < <(find "${GS_SOURCE_DIR:-.}/tests/data" -name '*.gpuscope' -print0 2>/dev/null)
 [ "$n" -gt 0 ] || echo "note: no *.gpuscope under tests/data; real-report runs skipped"
 
+# kernel efficiency on a Kineto trace with shapes: FLOPs of a GEMM row, classes summing to 100 %
+k="${GS_SOURCE_DIR:-.}/tests/data/import/sampled_rank-0.json.gz"
+expect_status "cuda_kern_eff json" 0 "$GPUSCOPE" stats -r cuda_kern_eff,cuda_kern_class_sum -f json "$k"
+python3 -c '
+import json, sys
+eff, cls = json.load(open(sys.argv[1]))
+assert eff["report"] == "cuda_kern_eff" and cls["report"] == "cuda_kern_class_sum"
+# 2 x aten::bmm [[2048,160,20],[2048,20,606]]: 2 * 2 * 2048 * 160 * 606 * 20 = 15885926400 FLOPs
+row = [r for r in eff["rows"] if r["Name"] == "ampere_sgemm_128x128_tn" and r["Op"] == "aten::bmm"][0]
+assert abs(row["GFLOP"] - 15.8859264) < 0.005, row   # printed with 2 decimals
+assert row["Peak TFLOP/s"] is None, row          # no deviceProperties: unknown, not 0
+assert abs(sum(r["Time (%)"] for r in cls["rows"]) - 100) < 0.5
+' "$tmp/out" && ok "cuda_kern_eff json values" || bad "cuda_kern_eff json values"
+expect_status "cuda_kern_eff table" 0 "$GPUSCOPE" stats -r cuda_kern_eff "$k"
+contains "cuda_kern_eff note" "$tmp/out" "kernels linked to an operator with shapes"
+
 mkdir -p "$tmp/ro"; chmod 500 "$tmp/ro"
 if [ "$(id -u)" != 0 ]; then
   expect_status "cannot create -o" 1 "$GPUSCOPE" stats -o "$tmp/ro/x.txt" "$tmp/r.gpuscope"
