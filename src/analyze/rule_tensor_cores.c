@@ -13,6 +13,7 @@
  * report has it, is shown as evidence.
  */
 #include "internal.h"
+#include "model/device_facts.h"
 #include "model/gpu_facts.h"
 #include "model/kernel_class.h"
 
@@ -23,16 +24,37 @@
 #define DEFAULT_SPEEDUP 4.0
 
 /*
+ * How the table row was found, for the evidence: by the device's name
+ * (recorded, or itself filled from the table) or by its compute
+ * capability and SM count.
+ */
+static void add_identity(struct strbuf *why, const struct model *m, const struct trace_device *d)
+{
+	const char *name = model_str(m, d->name_id);
+	const char *nsrc = model_fact_source(m, d, MODEL_FACT_NAME);
+
+	if (*name && !strncmp(nsrc, "recorded", 8)) {
+		strbuf_addf(why, "by the recorded name '%s'", name);
+		return;
+	}
+	strbuf_addf(why, "by cc %u.%u (%s) and %u SMs (%s)", d->cc_major, d->cc_minor,
+		    model_fact_source(m, d, MODEL_FACT_CC), d->sm_count, model_fact_source(m, d, MODEL_FACT_SMS));
+}
+
+/*
  * The tensor-core speedup of FP32 matrix work on the report's GPU (the
  * device row with the highest compute capability), from the datasheet
- * table: TF32/FP32 where TF32 beats FP32 (flipping a flag is enough),
- * else BF16/FP32 (mixed precision).  @why gets where it came from.
+ * table: TF32/FP32 where TF32 is at least 1.5x FP32 (flipping a flag is
+ * enough), else BF16/FP32 (mixed precision).  @why gets where it came
+ * from: "table: ROW ..." with how the row was found, or "default (GPU
+ * unknown)".
  */
 static double device_speedup(const struct az_ctx *c, struct strbuf *why, int *no_tf32)
 {
 	const struct trace_device *d = NULL;
 	struct gpu_facts g;
 	const struct gpu_fact_val *f32, *t32, *b16;
+	const char *row;
 
 	*no_tf32 = 0;
 	for (size_t i = 0; i < c->m->devices.n; i++)
@@ -40,20 +62,24 @@ static double device_speedup(const struct az_ctx *c, struct strbuf *why, int *no
 			d = &c->m->devices.v[i];
 	if (!d || gpu_facts_lookup(model_str(c->m, d->name_id), d->cc_major, d->cc_minor, d->sm_count,
 				   d->global_mem, &g)) {
-		strbuf_addf(why, "default (GPU unknown)");
+		strbuf_addf(why, "default (GPU unknown: %s)",
+			    !d ? "the input has no device row" : "not in the GPU table");
 		return DEFAULT_SPEEDUP;
 	}
+	row = g.model ? g.model : "the rows that match";
 	f32 = &g.f[GF_FP32];
 	t32 = &g.f[GF_TF32];
 	b16 = &g.f[GF_BF16];
 	if (f32->src && f32->v > 0 && t32->src && t32->v > f32->v * 1.5) {
-		strbuf_addf(why, "table: %s tf32/fp32 = %g/%g", g.model ? g.model : "this GPU", t32->v, f32->v);
+		strbuf_addf(why, "table: %s, dense tf32/fp32 = %g/%g TFLOP/s, GPU found ", row, t32->v, f32->v);
+		add_identity(why, c->m, d);
 		return t32->v / f32->v;
 	}
 	if (f32->src && f32->v > 0 && b16->src && b16->v > f32->v) {
 		*no_tf32 = 1;
-		strbuf_addf(why, "table: %s bf16-or-fp16/fp32 = %g/%g (TF32 gains little or nothing here)",
-			    g.model ? g.model : "this GPU", b16->v, f32->v);
+		strbuf_addf(why, "table: %s, dense bf16-or-fp16/fp32 = %g/%g TFLOP/s (TF32 gains little or nothing "
+			    "here), GPU found ", row, b16->v, f32->v);
+		add_identity(why, c->m, d);
 		return b16->v / f32->v;
 	}
 	strbuf_addf(why, "default (GPU %s: no FP32/tensor-core peaks in the table)", g.model ? g.model : "unknown");
@@ -107,7 +133,7 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 	if (!c->has_gpu)
 		return;
 	if (speedup > 0)
-		strbuf_addf(&why, "tensor-cores-unused.speedup");
+		strbuf_addf(&why, "set by tensor-cores-unused.speedup");
 	else
 		speedup = device_speedup(c, &why, &no_tf32);
 	if (speedup <= 1) {

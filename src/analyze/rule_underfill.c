@@ -11,11 +11,14 @@
  *    it fills the SMs this launch leaves idle, so that time is not lost;
  *  - communication kernels (model/kernel_class.c) are never counted: they
  *    use few blocks on purpose;
- *  - the SM count is the device row's, else the GPU datasheet table's
- *    (model/gpu_facts.c, by name or compute capability); a GPU with neither
- *    is skipped and a note says so (no assumed count).
+ *  - the SM count is the device row's (recorded, or filled from the GPU
+ *    datasheet table by load_input(): model/device_facts.h), else the
+ *    table's for the row's name or compute capability; a GPU with neither
+ *    is skipped and a note says so (no assumed count).  The evidence names
+ *    the source of each count: "recorded" or "table: ROW".
  */
 #include "internal.h"
+#include "model/device_facts.h"
 #include "model/gpu_facts.h"
 #include "model/kernel_class.h"
 
@@ -25,6 +28,8 @@
 struct kagg {
 	uint64_t ns, waste, n, blocks_min, blocks_max;
 	uint32_t sms, name_id;
+	const char *sms_src;       /* where sms came from: "recorded", "table: ROW" (owned by the model or static) */
+	const char *sms_row;       /* with sms_src "table": the table row (static), or NULL */
 };
 
 static int cmp_waste(const void *pa, const void *pb)
@@ -45,26 +50,57 @@ static int is_comm(const struct model *m, uint8_t *cache, const struct trace_ker
 	return cache[k->name_id] & 1;
 }
 
-/* SM count of (pid, device): the device row's, else the table's for its name / compute capability, else 0. */
-static uint32_t unit_sms(const struct az_ctx *c, uint32_t pid, uint32_t device, int *from_table)
+/*
+ * The device row of (pid, device): that process's when it has an SM count,
+ * else another process's row for the ordinal that has one, else any; NULL
+ * if none.
+ */
+static const struct trace_device *unit_device(const struct model *m, uint32_t pid, uint32_t device)
+{
+	const struct trace_device *own = NULL, *with_sms = NULL, *any = NULL;
+
+	for (size_t i = 0; i < m->devices.n; i++) {
+		const struct trace_device *d = &m->devices.v[i];
+		if (d->id != device)
+			continue;
+		if (d->pid == pid && !own)
+			own = d;
+		if (d->sm_count && !with_sms)
+			with_sms = d;
+		if (!any)
+			any = d;
+	}
+	if (own && own->sm_count)
+		return own;
+	return with_sms ? with_sms : own ? own : any;
+}
+
+/*
+ * SM count of (pid, device): the device row's, else the table's for its
+ * name / compute capability, else 0.  *src says where it came from
+ * ("recorded", "table: ROW", a string owned by the model or static); for
+ * a count looked up here, *src is "table" and *row the table row's name
+ * (static; NULL when several rows agree).
+ */
+static uint32_t unit_sms(const struct az_ctx *c, uint32_t pid, uint32_t device, const char **src, const char **row)
 {
 	const struct model *m = c->m;
-	const struct trace_device *d = NULL;
+	const struct trace_device *d = unit_device(m, pid, device);
 	struct gpu_facts g;
-	uint32_t sms = az_unit_sms(c, pid, device);
 
-	*from_table = 0;
-	if (sms)
-		return sms;
-	for (size_t i = 0; i < m->devices.n; i++)
-		if (m->devices.v[i].id == device && (!d || m->devices.v[i].pid == pid))
-			d = &m->devices.v[i];
+	*src = NULL;
+	*row = NULL;
 	if (!d)
 		return 0;
+	if (d->sm_count) {
+		*src = model_fact_source(m, d, MODEL_FACT_SMS);
+		return d->sm_count;
+	}
 	gpu_facts_lookup(model_str(m, d->name_id), d->cc_major, d->cc_minor, 0, d->global_mem, &g);
-	if (g.f[GF_SMS].src != GFS_TABLE)
+	if (g.f[GF_SMS].src != GFS_TABLE || g.f[GF_SMS].v <= 0)
 		return 0;
-	*from_table = 1;
+	*src = "table";
+	*row = g.model;
 	return (uint32_t)g.f[GF_SMS].v;
 }
 
@@ -130,7 +166,8 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	struct kagg *agg = NULL;
 	size_t nagg = 0, alloc = 0;
 	uint64_t total = 0, waste = 0;
-	int table_used = 0, from_table, skipped = 0;
+	int skipped = 0;
+	const char *sms_src = NULL, *sms_row = NULL;
 	uint64_t shared_ns = 0;
 	uint8_t *cache;
 	struct interval_set *conc;
@@ -159,10 +196,9 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 		if (k->pid != last_pid || k->device != last_dev) {
 			last_pid = k->pid;
 			last_dev = k->device;
-			sms = unit_sms(c, k->pid, k->device, &from_table);
+			sms = unit_sms(c, k->pid, k->device, &sms_src, &sms_row);
 			if (!sms)
 				skipped = 1;
-			table_used |= from_table;
 		}
 		if (!sms)
 			continue; /* no SM count anywhere: nothing to compare the grid with */
@@ -177,6 +213,8 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 		a->ns += d;
 		a->n++;
 		a->sms = sms;
+		a->sms_src = sms_src;
+		a->sms_row = sms_row;
 		if (blocks < a->blocks_min)
 			a->blocks_min = blocks;
 		if (blocks > a->blocks_max)
@@ -214,18 +252,18 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 			continue;
 		waste += agg[i].waste;
 		if (nhot++ < 3)
-			strbuf_addf(&ev, "%s: %llu launches, %s (%.0f%% of kernel time), %llu-%llu blocks on %u SMs, "
-				    "%s of SM time idle\n",
+			strbuf_addf(&ev, "%s: %llu launches, %s (%.0f%% of kernel time), %llu-%llu blocks on %u SMs "
+				    "(SM count: %s%s%s), %s of SM time idle\n",
 				    kernel_label(name, sizeof(name), model_str(m, agg[i].name_id), AZ_NAME_MAX),
 				    (unsigned long long)agg[i].n,
 				    fmt_duration(b1, sizeof(b1), (double)agg[i].ns), az_div((double)agg[i].ns, (double)total) * 100,
 				    (unsigned long long)agg[i].blocks_min, (unsigned long long)agg[i].blocks_max, agg[i].sms,
+				    agg[i].sms_src ? agg[i].sms_src : "-", agg[i].sms_row ? ": " : "",
+				    agg[i].sms_row ? agg[i].sms_row : "",
 				    fmt_duration(b2, sizeof(b2), (double)agg[i].waste));
 	}
 	gain = az_div((double)waste, (double)c->unit_wall_ns);
 	if (gain >= az_param(c, self, "min_gain") && nhot) {
-		if (table_used)
-			strbuf_addf(&ev, "SM count from the GPU table (the input has none)\n");
 		if (shared_ns)
 			strbuf_addf(&ev, "%s of these launches ran beside other kernels of the same GPU, which filled "
 				    "the idle SMs: not counted\n", fmt_duration(b1, sizeof(b1), (double)shared_ns));

@@ -68,7 +68,7 @@ static const struct az_param p_comm[] = {
 };
 
 static const struct az_param p_tensor[] = {
-	{ "speedup", 0, "0 = by device: the peak dense TF32 tensor-core / FP32 ratio, 8 on A100 (cc 8.0), 7.4 on H100/H200 (cc 9.x), 8 on Blackwell, 2 on GA10x/AD10x (cc 8.6/8.9, BF16 vs FP32), 4 when unknown" },
+	{ "speedup", 0, "0 = by device, from the GPU table (docs/gpus.md): the dense TF32/FP32 peak ratio where TF32 is at least 1.5x FP32 (A100 8, H100 SXM/H200 7.4, B200 14.7, A10/L4/L40S 2, MI300X 4), else BF16-or-FP16/FP32 (V100 8, RTX 2080 Ti 4, RTX 3090/4090/5090 2); 4 when the GPU is not in the table" },
 	{ "min_share", 0.05, "non-tensor-core GEMM/convolution kernels must take at least 5% of GPU time to matter" },
 	MIN_GAIN,
 	{ NULL, 0, NULL },
@@ -76,7 +76,6 @@ static const struct az_param p_tensor[] = {
 
 static const struct az_param p_underfill[] = {
 	{ "hot_share", 0.05, "only kernels that take at least 5% of GPU time are worth reshaping" },
-	{ "assumed_sms", 132, "SM count used when the report has no device row (H100/H200 have 132)" },
 	{ "min_kernel_us", 10, "launches shorter than 10 us are dominated by launch and ramp-up costs (launch-bound's business), not by how many SMs they fill" },
 	{ "target_warps_per_sm", 16, "about 16 resident warps per SM (25% occupancy) hide most arithmetic and memory latency; fewer leave the SM's pipelines waiting" },
 	MIN_GAIN,

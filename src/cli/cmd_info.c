@@ -3,6 +3,7 @@
  */
 #include "commands.h"
 #include "../import/import.h"
+#include "../model/device_facts.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -47,37 +48,13 @@ static const struct {
 	[MODEL_FACT_MEMORY] = { "memory", "memory" },
 };
 
-static int fact_known(const struct trace_device *d, enum model_fact f)
-{
-	switch (f) {
-	case MODEL_FACT_NAME: return d->name_id != 0;
-	case MODEL_FACT_SMS: return d->sm_count != 0;
-	case MODEL_FACT_CC: return d->cc_major != 0;
-	case MODEL_FACT_MEMORY: return d->global_mem != 0;
-	default: return 0;
-	}
-}
-
 /*
- * Where fact @f of device @d came from: the source its importer (or the
- * GPU-facts table) gave, else "recorded" for a value the input had and
- * "-: not recorded in the input" for none (model.h, struct model_device_source).
- * A given source that disagrees with the value (a reason for a value that is
- * there, "recorded" for one that is not) is not shown: the value wins.
+ * Where fact @f of device @d came from: "recorded", "table: ROW" (filled
+ * from the GPU table by load_input()), or "-: REASON" (device_facts.h).
  */
-static const char *fact_source(const struct model *m, const struct trace_device *d,
-			       enum model_fact f)
+static const char *fact_source(const struct model *m, const struct trace_device *d, enum model_fact f)
 {
-	const struct model_device_source *s = model_device_source(m, d);
-	int known = fact_known(d, f);
-
-	if (s && s->src[f]) {
-		const char *src = model_str(m, s->src[f]);
-		int unknown_src = !strncmp(src, "-", 1);
-		if (known != unknown_src)
-			return src;
-	}
-	return known ? "recorded" : "-: not recorded in the input";
+	return model_fact_source(m, d, f);
 }
 
 static void print_device_text(const struct model *m, const struct trace_device *d)

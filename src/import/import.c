@@ -7,6 +7,7 @@
  */
 #include "import.h"
 #include "import_int.h"
+#include "model/device_facts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -117,7 +118,8 @@ static ssize_t read_head(const char *path, unsigned char *buf, size_t len, int *
 	return n;
 }
 
-int load_input(struct model *m, const char *path)
+/* Load @path by its format (the importers), before the GPU table fills in missing device facts. */
+static int load_any(struct model *m, const char *path)
 {
 	unsigned char head[64];
 	struct stat st;
@@ -145,4 +147,18 @@ int load_input(struct model *m, const char *path)
 			     n == 0 ? " (the gzip stream is damaged)" : "");
 	return error("'%s' is not a gpuscope report, Kineto JSON trace or nsys SQLite export",
 		     path);
+}
+
+/*
+ * The facts a device row lacks (an nsys export without TARGET_INFO_GPU's
+ * SM count, a Kineto trace with an empty name) come from the GPU table,
+ * marked "table" in m->device_sources, here once for every consumer
+ * (model/device_facts.h).
+ */
+int load_input(struct model *m, const char *path)
+{
+	if (load_any(m, path) < 0)
+		return -1;
+	model_apply_gpu_facts(m);
+	return 0;
 }

@@ -19,12 +19,15 @@ enum gpu_fact {
 	GF_TF32,           /* peak dense TF32 (AMD: XF32 or FP32 matrix) on tensor/matrix cores, TFLOP/s */
 	GF_BF16,           /* peak dense BF16/FP16 tensor-core, FP32 accumulate, TFLOP/s */
 	GF_FP8,            /* peak dense FP8 tensor-core, TFLOP/s */
-	GF_MEM_GB,         /* memory size, GB (10^9 bytes) */
+	GF_MEM_GB,         /* memory size, GB as datasheets count them (GPU_GB bytes) */
 	GF_MEM_BW,         /* memory bandwidth, GB/s */
 	GF_NVLINK,         /* NVLink (AMD: Infinity Fabric) bandwidth per GPU, GB/s, both directions */
 	GF_PCIE,           /* host link bandwidth, GB/s, both directions */
 	GF__N
 };
+
+/* A datasheet "GB" of memory: sizes are binary (80 GB HBM3 = 5 stacks of 16 GiB). */
+#define GPU_GB (1024.0 * 1024 * 1024)
 
 enum gpu_fact_src {
 	GFS_UNKNOWN = 0,
@@ -38,8 +41,10 @@ struct gpu_fact_val {
 };
 
 struct gpu_facts {
-	const char *model;         /* the table row's name ("H100 SXM"), or NULL when no row matched */
+	const char *model;         /* the table row's name ("H100 SXM"), or NULL unless exactly one row matched */
 	struct gpu_fact_val f[GF__N];
+	uint32_t cc_major, cc_minor; /* compute capability, valid when cc_src != GFS_UNKNOWN */
+	enum gpu_fact_src cc_src;
 };
 
 /*
@@ -49,13 +54,16 @@ struct gpu_facts {
  * @sms: recorded SM/CU count, 0 when unknown.  @mem_bytes: recorded memory, 0 when unknown.
  *
  * Matching: the name is split into lower-case words; a table row matches
- * when every one of its words is in the name (so "gh200" is not "h200");
- * the row with the most words wins, ties broken by the recorded memory
- * size (A100 40 GB vs 80 GB).  With no name match, rows with the same
- * compute capability and SM count are the candidates, and a fact comes
- * from the table only where all candidates agree on it.  Recorded values
- * (SMs, memory) override the table.  Returns 0 when a row matched, -1 when
- * only recorded facts (or none) are known.
+ * when every one of its words is in the name (so "gh200" is not "h200")
+ * and none of its "!word" exclusions is ("3090 !ti": not the 3090 Ti);
+ * the row with the most words wins.  With no name match, rows with the
+ * same compute capability and SM count are the candidates.  A recorded
+ * memory size keeps the candidates whose nominal size fits it within 10%
+ * (A100 40 GB vs 80 GB; see MEM_FIT).  A fact (and the compute capability)
+ * comes from the table only where all candidates agree on it; @out->model
+ * is set only when one row is left.  Recorded values (cc, SMs, memory)
+ * override the table.  Returns 0 when a row matched, -1 when only recorded
+ * facts (or none) are known.
  */
 int gpu_facts_lookup(const char *name, uint32_t cc_major, uint32_t cc_minor, uint32_t sms, uint64_t mem_bytes,
 		     struct gpu_facts *out);

@@ -73,7 +73,90 @@ static void test_sources(void)
 	CHECK_EQ_U64(g.f[GF_FP32].src, GFS_UNKNOWN);
 }
 
+/* Exclusion words: a Ti / D / PCIe variant is another GPU, not the row without the word. */
+static void test_exclusions(void)
+{
+	struct gpu_facts g;
+
+	CHECK_EQ_I64(gpu_facts_lookup("NVIDIA GeForce RTX 3090 Ti", 0, 0, 0, 0, &g), -1);
+	CHECK_EQ_I64(gpu_facts_lookup("NVIDIA GeForce RTX 4090 D", 0, 0, 0, 0, &g), -1);
+	CHECK_EQ_I64(gpu_facts_lookup("NVIDIA GeForce RTX 4070 Ti SUPER", 0, 0, 0, 0, &g), -1);
+	CHECK_EQ_I64(gpu_facts_lookup("NVIDIA H800 PCIe", 0, 0, 0, 0, &g), -1);
+	CHECK_EQ_I64(gpu_facts_lookup("NVIDIA GeForce RTX 3090", 0, 0, 0, 0, &g), 0);
+	CHECK_STR(g.model, "RTX 3090");
+	CHECK_EQ_I64(gpu_facts_lookup("NVIDIA H800", 0, 0, 0, 0, &g), 0);
+	CHECK_STR(g.model, "H800");
+}
+
+/* Compute capability comes from the table when the rows agree, and a recorded one wins. */
+static void test_cc(void)
+{
+	struct gpu_facts g;
+
+	gpu_facts_lookup("NVIDIA B200", 0, 0, 0, 0, &g);
+	CHECK_EQ_U64(g.cc_src, GFS_TABLE);
+	CHECK_EQ_U64(g.cc_major, 10);
+	CHECK_EQ_U64(g.cc_minor, 0);
+	gpu_facts_lookup("NVIDIA GeForce RTX 5090", 0, 0, 0, 0, &g);
+	CHECK_EQ_U64(g.cc_major, 12);
+	gpu_facts_lookup("NVIDIA L4", 8, 9, 0, 0, &g);
+	CHECK_EQ_U64(g.cc_src, GFS_RECORDED);
+	gpu_facts_lookup("Some Future GPU", 0, 0, 0, 0, &g);
+	CHECK_EQ_U64(g.cc_src, GFS_UNKNOWN);
+}
+
+/*
+ * Values checked against the datasheets (docs/gpus.md): dense figures, the
+ * half of a sparse "*" one; facts a datasheet does not give are unknown.
+ */
+static void test_datasheet_values(void)
+{
+	struct gpu_facts g;
+
+	/* H100 PCIe: BF16 1,513 TFLOPS* with sparsity -> 756.5 dense; FP8 3,026* -> 1513 */
+	gpu_facts_lookup("NVIDIA H100 PCIe", 0, 0, 0, 0, &g);
+	CHECK_NEAR(g.f[GF_BF16].v, 756.5, 0);
+	CHECK_NEAR(g.f[GF_FP8].v, 1513, 0);
+	CHECK_EQ_U64(g.f[GF_SMS].v, 114);
+	/* H100 SXM: TF32 989*, BF16 1,979*, FP8 3,958* */
+	gpu_facts_lookup("NVIDIA H100 80GB HBM3", 0, 0, 0, 0, &g);
+	CHECK_NEAR(g.f[GF_TF32].v, 494.5, 0);
+	CHECK_NEAR(g.f[GF_BF16].v, 989.5, 0);
+	CHECK_NEAR(g.f[GF_FP8].v, 1979, 0);
+	CHECK_NEAR(g.f[GF_MEM_BW].v, 3350, 0);
+	/* B200 (HGX B200 per GPU): TF32 2.2 PF*, BF16 4.5 PF*, FP8 9 PF*, 180 GB at 7.7 TB/s */
+	gpu_facts_lookup("NVIDIA B200", 0, 0, 0, 0, &g);
+	CHECK_NEAR(g.f[GF_TF32].v, 1100, 0);
+	CHECK_NEAR(g.f[GF_BF16].v, 2250, 0);
+	CHECK_NEAR(g.f[GF_MEM_BW].v, 7700, 0);
+	/* GB200: the per-GPU host link is not given (NVLink-C2C is per superchip); SMs not given */
+	gpu_facts_lookup("NVIDIA GB200", 0, 0, 0, 0, &g);
+	CHECK_EQ_U64(g.f[GF_PCIE].src, GFS_UNKNOWN);
+	CHECK_EQ_U64(g.f[GF_SMS].src, GFS_UNKNOWN);
+	CHECK_NEAR(g.f[GF_FP32].v, 80, 0);
+	/* MI250: 6 Infinity Fabric links of 100 GB/s (MI250X: 8) */
+	gpu_facts_lookup("AMD Instinct MI250", 0, 0, 0, 0, &g);
+	CHECK_NEAR(g.f[GF_NVLINK].v, 600, 0);
+	gpu_facts_lookup("AMD Instinct MI250X", 0, 0, 0, 0, &g);
+	CHECK_NEAR(g.f[GF_NVLINK].v, 800, 0);
+	/* MI300X: FP16 1307.4 dense, 2614.9 with sparsity; FP8 2614.9 dense */
+	gpu_facts_lookup("AMD Instinct MI300X", 0, 0, 0, 0, &g);
+	CHECK_NEAR(g.f[GF_BF16].v, 1307.4, 0);
+	CHECK_NEAR(g.f[GF_FP8].v, 2614.9, 0);
+	/* RTX 4070 SUPER: no tensor-core peaks in NVIDIA's specifications */
+	gpu_facts_lookup("NVIDIA GeForce RTX 4070 SUPER", 0, 0, 0, 0, &g);
+	CHECK_EQ_U64(g.f[GF_TF32].src, GFS_UNKNOWN);
+	CHECK_EQ_U64(g.f[GF_SMS].v, 56);
+	/* recorded memory is reported in datasheet GB (2^30 bytes) */
+	gpu_facts_lookup("NVIDIA H200", 0, 0, 0, 150094626816ull, &g);
+	CHECK_EQ_U64(g.f[GF_MEM_GB].src, GFS_RECORDED);
+	CHECK_NEAR(g.f[GF_MEM_GB].v, 139.8, 0.05);
+}
+
 static const struct gstest tests[] = {
+	GSTEST(test_exclusions),
+	GSTEST(test_cc),
+	GSTEST(test_datasheet_values),
 	GSTEST(test_names),
 	GSTEST(test_sources),
 	{ 0 },
