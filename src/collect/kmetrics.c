@@ -96,13 +96,8 @@ static const struct km_metric km_metrics[] = {
 	{ "fma_pipe_pct", KM_TENSOR, { "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active" } },
 	{ "l1_hit_pct", KM_MEMORY, { "l1tex__t_sector_hit_rate.pct" } },
 	{ "l2_hit_pct", KM_MEMORY, { "lts__t_sector_hit_rate.pct" } },
-	/*
-	 * DRAM bytes as 32-byte sectors: on the H200 the profiler host API gave
-	 * dram__bytes_read.sum in megabytes (1073.8 for a 1 GiB copy, session 5),
-	 * sector counts are plain counts
-	 */
-	{ "dram_read_bytes", KM_MEMORY, { "dram__sectors_read.sum" } },
-	{ "dram_write_bytes", KM_MEMORY, { "dram__sectors_write.sum" } },
+	{ "dram_read_bytes", KM_MEMORY, { "dram__bytes_read.sum", "dram__bytes_op_read.sum" } },
+	{ "dram_write_bytes", KM_MEMORY, { "dram__bytes_write.sum", "dram__bytes_op_write.sum" } },
 	/* warp stalls: average cycles a warp waited per issued instruction, by reason */
 	{ "stall_long_scoreboard", KM_STALLS,
 	  { "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
@@ -732,12 +727,6 @@ static void warn_once(const char *why)
 		cl_warning("kernel metrics off: %s", why);
 }
 
-/* What a metric's value is multiplied by: DRAM bytes are counted in 32-byte sectors. */
-static double km_scale(const struct km_metric *d)
-{
-	return !strcmp(d->key, "dram_read_bytes") || !strcmp(d->key, "dram_write_bytes") ? 32 : 1;
-}
-
 /* Emit one record per metric of the set for the launch of @l; @values NULL: the instance failed. */
 static void emit(const struct km_launch *l, const double *values, uint64_t cost)
 {
@@ -757,7 +746,7 @@ static void emit(const struct km_launch *l, const double *values, uint64_t cost)
 			const char *name = l->c->used[l->c->resolved[i] - 1];
 			metric = cl_intern(name, strlen(name));
 			if (values) {
-				rec.value = values[l->c->resolved[i] - 1] * km_scale(d);
+				rec.value = values[l->c->resolved[i] - 1];
 				rec.flags = TRACE_KM_VALID;
 			} else {
 				rec.flags = TRACE_KM_FAILED;

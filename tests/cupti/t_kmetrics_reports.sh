@@ -20,6 +20,9 @@ t=$(value wmma_peak_bf16 "Tensor Pipe (%)" "$f"); ge "$t" 40 || fail "wmma_peak_
 t=$(value sgemm_fp32 "Tensor Pipe (%)" "$f"); le "$t" 1 || fail "sgemm_fp32 tensor pipe $t > 1"
 t=$(value copy_f4 "DRAM Throughput (%)" "$f"); ge "$t" 60 || fail "copy_f4 DRAM throughput $t < 60"
 t=$(value wmma_gemm_bf16 "Achieved Occupancy (%)" "$f"); ge "$t" 1 || fail "wmma_gemm_bf16 occupancy $t"
+# the 1 GiB copy reads and writes 1073.7 MB (10^6 bytes) of DRAM: the counters see that, within 10%
+t=$(value copy_f4 "DRAM Read (MB)" "$f"); ge "$t" 966 && le "$t" 1181 || fail "copy_f4 DRAM read $t MB"
+t=$(value copy_f4 "DRAM Written (MB)" "$f"); ge "$t" 966 && le "$t" 1181 || fail "copy_f4 DRAM written $t MB"
 # the GMMA pipe metric is not offered on this GPU: unavailable, never 0
 t=$(value wmma_peak_bf16 "Tensor GMMA Pipe (%)" "$f"); [ "$t" = - ] || fail "unavailable metric shows '$t'"
 "$GPUSCOPE" stats --report cuda_kern_metrics "$f" | grep -q "unavailable on this GPU: tensor_gmma_pct" ||

@@ -123,7 +123,9 @@ def main():
                 d = val(r, "DRAM Throughput (%)")
                 check(d is not None and d >= 60, "%s: DRAM throughput %s%% >= 60%%" % (k, d))
         for r in instances(rows, "copy_f4")[:1]:
-            rd, wr, dur = val(r, "DRAM Read (B)"), val(r, "DRAM Written (B)"), val(r, "Duration (ns)")
+            rd, wr, dur = val(r, "DRAM Read (MB)"), val(r, "DRAM Written (MB)"), val(r, "Duration (ns)")
+            if rd is not None and wr is not None:   # the report shows megabytes (10^6 bytes)
+                rd, wr = rd * 1e6, wr * 1e6
             if nbytes and rd is not None and wr is not None:
                 # the copy reads and writes each byte once: the counters must see that (10%)
                 check(abs(rd - nbytes) <= 0.1 * nbytes and abs(wr - nbytes) <= 0.1 * nbytes,

@@ -8,7 +8,13 @@
 CHECK_ARGS=(--kernel wmma_gemm_bf16 --kernel copy_f4)
 out=${KEEP:-$WORK/kmetrics}
 mkdir -p "$out"
-py() { python3 "$here/kmetrics_check.py" "$@" | tee -a "$WORK/kmetrics.checks"; }
+# the checker's exit status, not tee's: a failed expectation fails the test
+py() {
+	python3 "$here/kmetrics_check.py" "$@" >"$WORK/kmetrics.check1"
+	local rc=$?
+	cat "$WORK/kmetrics.check1" | tee -a "$WORK/kmetrics.checks"
+	return $rc
+}
 : >"$WORK/kmetrics.checks"
 
 profile kmetrics --kernel-metrics=full --kernel-count 2 \
