@@ -100,6 +100,35 @@ class RealRows(unittest.TestCase):
                          ["expected.json gives no accept"])
 
 
+class Disagreements(unittest.TestCase):
+    DIS = ("synchronization|sync", 0.10, "why")
+
+    def row(self, ok, reasons):
+        return {"ok": ok, "reasons": list(reasons)}
+
+    def test_only_the_listed_finding_within_its_bound(self):
+        r = self.row(False, ["synchronization at 8.1% > 5%", "must_not sync at 8.1%"])
+        corpus.apply_disagreement(r, self.DIS, [("synchronization", 0.081)])
+        self.assertTrue(r.get("disagree"))
+
+    def test_above_the_bound_fails(self):
+        r = self.row(False, ["synchronization at 12.0% > 5%"])
+        corpus.apply_disagreement(r, self.DIS, [("synchronization", 0.12)])
+        self.assertFalse(r.get("disagree"))
+        self.assertIn("synchronization above the documented 0.10", r["reasons"])
+
+    def test_another_failure_still_fails(self):
+        r = self.row(False, ["synchronization at 8.1% > 5%", "must_not data-loading at 7.0%"])
+        corpus.apply_disagreement(r, self.DIS, [("synchronization", 0.081), ("data-loading", 0.07)])
+        self.assertFalse(r.get("disagree"))
+
+    def test_listed_but_passing_fails(self):
+        r = self.row(True, [])
+        corpus.apply_disagreement(r, self.DIS, [])
+        self.assertFalse(r["ok"])
+        self.assertFalse(r.get("disagree"))
+
+
 class ZooRows(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -216,7 +245,7 @@ class Files(unittest.TestCase):
         lines = p.stdout.splitlines()
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("has no validation/: only tests/data is checked", lines[0])
-        self.assertEqual(lines[-1], "2 passed, 1 failed")
+        self.assertEqual(lines[-1], "2 passed, 1 failed, 0 skipped")
         fixed = [l for l in lines if "sync.fixed" in l]
         self.assertEqual(len(fixed), 1)
         self.assertIn("FAIL", fixed[0])
