@@ -13,6 +13,7 @@
  * report has it, is shown as evidence.
  */
 #include "internal.h"
+#include "../stats/stats.h"
 #include "model/device_facts.h"
 #include "model/gpu_facts.h"
 #include "model/kernel_class.h"
@@ -181,9 +182,16 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 		int t = az_tally_top(&names);
 		if (t < 0 || !names.ns[t])
 			break;
-		strbuf_addf(&ev, "non-tensor-core kernel: %s (%s)\n",
+		double pct;
+		strbuf_addf(&ev, "non-tensor-core kernel: %s (%s",
 			    kernel_label(name, sizeof(name), model_str(m, (uint32_t)names.key[t]), AZ_NAME_MAX),
 			    fmt_duration(b1, sizeof(b1), (double)names.ns[t]));
+		/* achieved throughput where the input gives shapes (stats cuda_kern_eff) */
+		if (!stats_kernel_efficiency(m, (uint32_t)names.key[t], &pct))
+			strbuf_addf(&ev, "; %.0f%% of this GPU's peak for its precision%s", pct,
+				    pct >= 50 ? ": near what its units give, tensor cores are the way up"
+					      : ": far from its units' peak");
+		strbuf_addstr(&ev, ")\n");
 		names.ns[t] = 0; /* shown: the next top is the next largest */
 	}
 	for (size_t i = 0; i < m->metrics.n; i++) {
