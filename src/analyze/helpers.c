@@ -165,7 +165,7 @@ void az_describe_key(const struct az_ctx *c, uint64_t key, struct strbuf *sb)
 	else if (tag == 3)
 		strbuf_addf(sb, "NVTX '%s'", model_str(c->m, (uint32_t)id));
 	else if (tag == 4)
-		strbuf_addf(sb, "host work before a host-to-device copy (%s)",
+		strbuf_addf(sb, "the upload's call %s",
 			    id ? model_str(c->m, (uint32_t)id) : "no API record");
 }
 

@@ -801,7 +801,11 @@ static void route(struct tl *l, const struct gpu_op *op, size_t *last)
 	uint64_t s, e;
 	size_t ui;
 
-	if (op->end <= c->lo || op->start >= c->hi)
+	if (op->end <= c->lo) {
+		(void)first_seen(l, op); /* run before the window (warm-up): not new in it */
+		return;
+	}
+	if (op->start >= c->hi)
 		return;
 	if (c->win.n > 1 && !az_win_overlap(c, op->start, op->end > op->start ? op->end : op->start + 1))
 		return;
@@ -898,7 +902,7 @@ void az_build_timeline(struct az_ctx *c)
 	l.first_range = xcalloc(2 * (size_t)m->str.nr + 2, sizeof(uint64_t));
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
-		if (r->name_id < m->str.nr && !l.first_range[2 * r->name_id] && r->end > c->lo) {
+		if (r->name_id < m->str.nr && !l.first_range[2 * r->name_id]) { /* the first in the recording, before the window too */
 			l.first_range[2 * r->name_id] = r->start;
 			l.first_range[2 * r->name_id + 1] = r->end > r->start ? r->end : r->start + 1;
 		}

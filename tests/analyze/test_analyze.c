@@ -180,7 +180,7 @@ static void test_dataloader(void)
 /* CPU-only batch preparation before a host-to-device copy is data loading too. */
 static void test_dataloader_cpu(void)
 {
-	check_case("dataloader-cpu", 0.02, "host work before a host-to-device copy");
+	check_case("dataloader-cpu", 0.02, "host work before a batch upload");
 }
 
 static void test_launch_bound(void)
