@@ -935,9 +935,15 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 		}
 	}
 	for (size_t u = 0; u < rp->nunits; u++) {
-		/* the span from the first start to the last end: a shift of everything saves nothing */
+		/*
+		 * The span from the window's start to the last end, as recorded and
+		 * as replayed; a replayed start before the window's (work that
+		 * waited for something before it, all shifted) counts from itself,
+		 * so that a shift of everything saves nothing.
+		 */
+		uint64_t from = first[u] < c->lo ? first[u] : c->lo;
 		int64_t d = rp->unit_first[u] == UINT64_MAX ? 0
-			: ((int64_t)rp->unit_last[u] - (int64_t)rp->unit_first[u]) - ((int64_t)last[u] - (int64_t)first[u]);
+			: ((int64_t)rp->unit_last[u] - (int64_t)c->lo) - ((int64_t)last[u] - (int64_t)from);
 		if (unit_saved)
 			unit_saved[u] = d;
 		if (d > 0)

@@ -62,9 +62,10 @@ static void data_loading(struct az_ctx *c, const struct az_rule *self)
 	az_steps_line(c, causes, ARRAY_SIZE(causes), &ev);
 	nw = az_where_of(c, causes, ARRAY_SIZE(causes), where);
 	f = az_add(c, "data-loading", az_severity(gain), gain, title.buf,
-	       "idle time during which the thread that launches the next GPU work was reading, waiting on "
-	       "loader processes or preparing data (NVTX), divided by the analysed GPU time; a loader with "
-	       "parallel workers and prefetching hides all of it, because batches are independent",
+	       "the replay's saving when the launching thread's reads, loader waits, data-frame and batch "
+	       "preparation time inside idle gaps move off it (a loader with parallel workers and prefetching "
+	       "overlaps them with the GPU: batches are independent), divided by the analysed GPU time; without "
+	       "a graph, that idle time itself",
 	       ev.buf,
 	       c->pytorch
 	       ? "Load batches in parallel with the GPU: torch.utils.data.DataLoader(num_workers=N (start with CPU cores / GPUs), "
