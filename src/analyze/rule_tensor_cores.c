@@ -114,6 +114,45 @@ static int non_tc_matmul(const struct model *m, uint8_t *cache, uint32_t id, int
 	return (cache[id] & 3) == 3;
 }
 
+/*
+ * Hardware counters decide where the name cannot (profile --kernel-metrics,
+ * docs/cuda.md): a GEMM, convolution or attention kernel whose profiled
+ * instances kept the tensor pipes busy under tensor-cores-unused.counter_pct
+ * of their cycles runs on the CUDA cores, one above it on the tensor cores.
+ * Fills @cache (non_tc_matmul's bits) for those names; returns how many
+ * names the counters decided (*ntc on tensor cores, *nnon off them).
+ */
+static size_t counters_decide(const struct az_ctx *c, const struct az_rule *self, uint8_t *cache, size_t *ntc,
+			      size_t *nnon)
+{
+	const struct model *m = c->m;
+	double lim = az_param(c, self, "counter_pct");
+	uint32_t key = UINT32_MAX;
+	size_t n = 0;
+
+	*ntc = *nnon = 0;
+	for (size_t i = 0; i < m->kmetrics.n && key == UINT32_MAX; i++)
+		if (!strcmp(model_str(m, m->kmetrics.v[i].key_id), "tensor_pipe_pct"))
+			key = m->kmetrics.v[i].key_id;
+	for (size_t i = 0; key != UINT32_MAX && i < m->kmetrics.n; i++) {
+		const struct trace_kmetric *x = &m->kmetrics.v[i];
+		uint32_t id = x->kernel_id;
+		int matmul;
+		if (x->key_id != key || !(x->flags & TRACE_KM_VALID) || id >= m->str.nr)
+			continue;
+		(void)non_tc_matmul(m, cache, id, &matmul);
+		if (!matmul || (cache[id] & 0x40))
+			continue; /* not matrix work, or already decided by its first instance */
+		cache[id] = (uint8_t)(0x80 | 0x40 | 1 | (x->value < lim ? 2 : 4));
+		n++;
+		if (x->value < lim)
+			(*nnon)++;
+		else
+			(*ntc)++;
+	}
+	return n;
+}
+
 void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 {
 	const struct model *m = c->m;
@@ -130,6 +169,7 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 	struct strbuf why = STRBUF_INIT;
 	uint8_t *cache;
 	int no_tf32 = 0, is_mm;
+	size_t ncounted, ncounter_tc, ncounter_non;
 
 	if (!c->has_gpu)
 		return;
@@ -142,6 +182,7 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 		return;
 	}
 	cache = xcalloc(m->str.nr + 1, 1);
+	ncounted = counters_decide(c, self, cache, &ncounter_tc, &ncounter_non);
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		unsigned cls;
@@ -171,6 +212,10 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 		return;
 	}
 	strbuf_addf(&ev, "assumed tensor-core speedup %.1fx (%s)\n", speedup, why.buf);
+	if (ncounted)
+		strbuf_addf(&ev, "hardware counters decided %zu kernel names: %zu with the tensor pipes busy under %g%% "
+			    "of cycles (CUDA cores), %zu above (tensor cores); names decided the rest\n", ncounted,
+			    ncounter_non, az_param(c, self, "counter_pct"), ncounter_tc);
 	strbuf_release(&why);
 	strbuf_addf(&ev, "GEMM/convolution/attention kernels: %s, of which %s (%llu launches, %.0f%% of GPU busy time) "
 		    "known to run off the tensor cores (FP32 without TF32, SIMT) and %s on tensor cores or of unknown "

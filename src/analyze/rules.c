@@ -70,6 +70,7 @@ static const struct az_param p_comm[] = {
 static const struct az_param p_tensor[] = {
 	{ "speedup", 0, "0 = by device, from the GPU table (docs/gpus.md): the dense TF32/FP32 peak ratio where TF32 is at least 1.5x FP32 (A100 8, H100 SXM/H200 7.4, B200 14.7, A10/L4/L40S 2, MI300X 4), else BF16-or-FP16/FP32 (V100 8, RTX 2080 Ti 4, RTX 3090/4090/5090 2); 4 when the GPU is not in the table" },
 	{ "min_share", 0.05, "non-tensor-core GEMM/convolution kernels must take at least 5% of GPU time to matter" },
+	{ "counter_pct", 1, "with hardware counters (profile --kernel-metrics), a matrix kernel whose tensor pipes are busy under 1% of its cycles runs on the CUDA cores: FP32 SIMT GEMMs measured 0.0%, tensor-core GEMMs 2.9-96.6% on the H200 (session 5)" },
 	MIN_GAIN,
 	{ NULL, 0, NULL },
 };

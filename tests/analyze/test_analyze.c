@@ -920,6 +920,85 @@ static void test_replay_identity(void)
 		}
 }
 
+/*
+ * Hardware counters decide where the name cannot: a matrix kernel whose
+ * name says nothing of tensor cores, measured with its tensor pipes idle,
+ * is reported; the same kernel measured busy is not (profile --kernel-metrics).
+ */
+static void build_counter_model(struct model *m, double tensor_pct, int with_counters)
+{
+	uint32_t name, key, metric;
+	uint64_t t = 1000000000ull;
+	struct trace_device *d;
+
+	model_init(m);
+	m->format = "gpuscope";
+	m->has = MODEL_HAS_CUDA;
+	name = model_intern(m, "matmul_tile(void*, int)");
+	key = model_intern(m, "tensor_pipe_pct");
+	metric = model_intern(m, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active");
+	d = MODEL_PUSH(m->devices);
+	d->id = 0;
+	d->pid = 1;
+	d->name_id = model_intern(m, "NVIDIA H100 80GB HBM3");
+	d->sm_count = 132;
+	d->cc_major = 9;
+	for (int i = 0; i < 100; i++) {
+		struct trace_kernel *k = MODEL_PUSH(m->kernels);
+		k->start = t;
+		k->end = t + 1000000;      /* 1 ms each, back to back: the GPU is busy */
+		k->pid = 1;
+		k->stream = 7;
+		k->name_id = name;
+		k->grid[0] = 1024;
+		k->block[0] = 256;
+		t += 1000000 + 1000;
+	}
+	if (with_counters) {
+		struct trace_kmetric *x = MODEL_PUSH(m->kmetrics);
+		x->time = 1000000000ull;
+		x->pid = 1;
+		x->kernel_id = name;
+		x->key_id = key;
+		x->metric_id = metric;
+		x->value = tensor_pct;
+		x->flags = TRACE_KM_VALID;
+		m->has |= MODEL_HAS_KMETRICS;
+	}
+	model_finish(m);
+}
+
+static void test_tensor_counters(void)
+{
+	struct model m;
+	struct analyze_result r;
+	const struct finding *f;
+
+	/* by name alone: unknown, no finding */
+	build_counter_model(&m, 0, 0);
+	CHECK(analyze_run(&m, NULL, &r) == 0);
+	CHECK(find(&r, "tensor-cores-unused") == NULL);
+	analyze_result_release(&r);
+	model_release(&m);
+	/* measured idle tensor pipes: the CUDA cores ran it */
+	build_counter_model(&m, 0.02, 1);
+	CHECK(analyze_run(&m, NULL, &r) == 0);
+	f = find(&r, "tensor-cores-unused");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_CONTAINS(f->evidence, "hardware counters decided 1 kernel names: 1 with the tensor pipes busy under 1%");
+		CHECK(f->gain > 0.5);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+	/* measured busy tensor pipes: on the tensor cores */
+	build_counter_model(&m, 45, 1);
+	CHECK(analyze_run(&m, NULL, &r) == 0);
+	CHECK(find(&r, "tensor-cores-unused") == NULL);
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_docs),
 	GSTEST(test_dataloader),
@@ -939,6 +1018,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_host_io),
 	GSTEST(test_one_off),
 	GSTEST(test_replay_identity),
+	GSTEST(test_tensor_counters),
 	GSTEST(test_data_names),
 	GSTEST(test_api_classes),
 	GSTEST(test_attribution),
