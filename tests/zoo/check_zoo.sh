@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check_zoo.sh - structure check of the bottleneck zoo (examples/zoo).
 #
-# Every case id of issue 5 has one source (.cu or .py) with a broken and a
+# Every case id (issue 5's and the host-bound case) has one source (.cu or .py) with a broken and a
 # fixed variant, is in record.sh and the README; the .cu cases are built when
 # the build found nvcc; the programs reject bad usage; the Python cases
 # compile; the result line has the documented format.  Where a GPU is
@@ -10,7 +10,7 @@ set -u
 src=${GS_SOURCE_DIR:?}/examples/zoo
 build=${GS_BUILD_DIR:?}
 zoo_bin=$build/examples/zoo
-cases="dataloader launch-bound sync pageable serial-copy tensor-core underfill alloc-churn comm-wait"
+cases="dataloader launch-bound host-bound sync pageable serial-copy tensor-core underfill alloc-churn comm-wait"
 fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
