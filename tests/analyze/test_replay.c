@@ -76,24 +76,9 @@ static void walk(const char *dir, int depth)
 	closedir(d);
 }
 
-static const char *shared_dir(void)
-{
-	static char buf[4096];
-	const char *env = getenv("GS_SHARED_DIR"), *root = getenv("GS_SOURCE_DIR");
-
-	if (env && *env && !access(env, R_OK | X_OK))
-		return env;
-	if (root && *root) {
-		snprintf(buf, sizeof(buf), "%s/../shared", root);
-		if (!access(buf, R_OK | X_OK))
-			return buf;
-	}
-	return NULL;
-}
-
 static void test_identity(void)
 {
-	const char *root = getenv("GS_SOURCE_DIR"), *shared = shared_dir();
+	const char *root = getenv("GS_SOURCE_DIR"), *shared = gstest_shared_dir();
 	char path[8192];
 
 	snprintf(path, sizeof(path), "%s/tests/data", root ? root : GS_SOURCE_DIR_DEFAULT);

@@ -1004,23 +1004,6 @@ static void test_nsys_many_pids(void)
  * GS_SHARED_DIR, else $GS_SOURCE_DIR/../shared, else /work/shared; NULL
  * (the test says so and skips that part) when none of them is a folder.
  */
-static const char *shared_dir(void)
-{
-	static char buf[1024];
-	const char *env = getenv("GS_SHARED_DIR"), *root = getenv("GS_SOURCE_DIR");
-
-	if (env && *env && !access(env, R_OK | X_OK))
-		return env;
-	if (root && *root) {
-		snprintf(buf, sizeof(buf), "%s/../shared", root);
-		if (!access(buf, R_OK | X_OK))
-			return buf;
-	}
-	if (!access("/work/shared", R_OK | X_OK))
-		return "/work/shared";
-	return NULL;
-}
-
 /* Kernels of @path whose demangledName (else shortName) resolves in StringIds, by sqlite3 itself. */
 static uint64_t sqlite_named_kernels(const char *path)
 {
@@ -1129,7 +1112,7 @@ static void check_nsys_case(const struct nsys_case *c, const char *path)
 
 static void test_nsys_exports(void)
 {
-	const char *shared = shared_dir();
+	const char *shared = gstest_shared_dir();
 	size_t ran = 0;
 
 	for (size_t i = 0; i < sizeof(nsys_cases) / sizeof(nsys_cases[0]); i++) {

@@ -49,6 +49,25 @@ const char *gstest_data(const char *rel)
 	return buf;
 }
 
+const char *gstest_shared_dir(void)
+{
+	static char buf[4096];
+	const char *env = getenv("GS_SHARED_DIR"), *root = getenv("GS_SOURCE_DIR");
+
+#ifdef GS_SOURCE_DIR_DEFAULT
+	if (!root || !*root)
+		root = GS_SOURCE_DIR_DEFAULT;
+#endif
+	if (env && *env && !access(env, R_OK | X_OK))
+		return env;
+	if (root && *root) {
+		snprintf(buf, sizeof(buf), "%s/../shared", root);
+		if (!access(buf, R_OK | X_OK))
+			return buf;
+	}
+	return NULL;
+}
+
 static void cleanup_tmp(void)
 {
 	if (tmpdir[0]) {

@@ -30,6 +30,13 @@ int gstest_main(int argc, char **argv, const struct gstest *tests);
 const char *gstest_tmpdir(void);
 /* Path of a file under tests/data (the source tree). */
 const char *gstest_data(const char *rel);
+/*
+ * The shared folder of traces recorded by others (shared/validation), or
+ * NULL when it is not there: $GS_SHARED_DIR, else the folder "shared" beside
+ * the source tree (where CI keeps its copy).  Tests that use it skip that
+ * part, saying so, when it is absent.
+ */
+const char *gstest_shared_dir(void);
 
 #define CHECK(cond) \
 	do { if (!(cond)) gstest_fail(__FILE__, __LINE__, "CHECK(%s)", #cond); } while (0)

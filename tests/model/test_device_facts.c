@@ -150,24 +150,6 @@ static void test_unknown(void)
 	model_release(&m);
 }
 
-/* The folder of traces recorded by others, or NULL (see the file comment). */
-static const char *shared_dir(void)
-{
-	static char buf[1024];
-	const char *env = getenv("GS_SHARED_DIR"), *root = getenv("GS_SOURCE_DIR");
-
-	if (env && *env && !access(env, R_OK | X_OK))
-		return env;
-	if (root && *root) {
-		snprintf(buf, sizeof(buf), "%s/../shared", root);
-		if (!access(buf, R_OK | X_OK))
-			return buf;
-	}
-	if (!access("/work/shared", R_OK | X_OK))
-		return "/work/shared";
-	return NULL;
-}
-
 /*
  * The nsys-ai exports (2x H100, cut to a window) have no TARGET_INFO_GPU
  * and name their GPUs nowhere (no TARGET_INFO_GPU or TARGET_INFO_CUDA_DEVICE
@@ -182,7 +164,7 @@ static void test_nsys_without_target_info(void)
 		"nsysai__h100x2_wan_t2v_sp2_1s.sqlite",
 		"nsysai__h100x2_wan_train_300ms.sqlite",
 	};
-	const char *dir = shared_dir();
+	const char *dir = gstest_shared_dir();
 
 	if (!dir) {
 		printf("# skip nsys exports: no shared folder (GS_SHARED_DIR, $GS_SOURCE_DIR/../shared, /work/shared)\n");

@@ -41,28 +41,11 @@ static double work_flops(const char *op, const char *dims, const char *types, co
 	return ret == 1 ? w.flops : -1;
 }
 
-static const char *shared_dir(void)
-{
-	static char buf[1024];
-	const char *env = getenv("GS_SHARED_DIR"), *root = getenv("GS_SOURCE_DIR");
-
-	if (env && *env && !access(env, R_OK | X_OK))
-		return env;
-	if (root && *root) {
-		snprintf(buf, sizeof(buf), "%s/../shared", root);
-		if (!access(buf, R_OK | X_OK))
-			return buf;
-	}
-	if (!access("/work/shared", R_OK | X_OK))
-		return "/work/shared";
-	return NULL;
-}
-
 /* A trace of shared/validation/real, or NULL (and a "skip" line) when not there. */
 static const char *shared_trace(const char *name)
 {
 	static char path[1200];
-	const char *dir = shared_dir();
+	const char *dir = gstest_shared_dir();
 
 	if (dir) {
 		snprintf(path, sizeof(path), "%s/validation/real/%s", dir, name);
