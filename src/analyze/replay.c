@@ -44,31 +44,30 @@
 
 #define NONE UINT32_MAX
 
-struct rp_op {                 /* a GPU operation */
+struct rp_op {                 /* a GPU operation (8-byte fields first: no padding) */
 	uint64_t start, end;       /* recorded */
+	uint64_t lat, kk;          /* launch latency, spacing behind prev */
 	uint32_t launch;           /* node index of its launch call, or NONE */
 	uint32_t prev;             /* previous op on its stream, or NONE */
 	uint32_t unit;             /* index into c->units */
-	uint64_t lat, kk;          /* launch latency, spacing behind prev */
+	uint32_t row;              /* row in its model table */
 	uint8_t kind;              /* 0 kernel, 1 copy, 2 set */
 	uint8_t late;              /* it waited for its launch (the stream had drained) */
 	uint8_t ovl;               /* it began before the previous op on its stream ended (graph branches) */
-	uint32_t row;              /* row in its model table */
 };
 
-struct rp_node {               /* a counted API call on a launching thread */
+struct rp_node {               /* a CUDA call on a launching thread (8-byte fields first: no padding) */
 	uint64_t start, end;       /* recorded */
 	uint64_t seg;              /* host time before it since the previous node ended */
-	uint32_t api;              /* row in m->api */
-	uint32_t wait;             /* op it waited for, or NONE */
+	uint64_t other;            /* of seg: time in I/O, waits, locks, sleeps (osrt) and data-loading frames */
 	uint64_t own;              /* blocking calls: least duration */
 	int64_t wake;              /* return after the op's end (negative: clock skew, the call returned first) */
+	uint64_t trig_delay, join_delay;
+	uint32_t api;              /* row in m->api */
+	uint32_t wait;             /* op it waited for, or NONE */
 	uint32_t thread;           /* queue index */
-	uint64_t other;            /* of seg: time in I/O, waits, locks, sleeps (osrt) and data-loading frames */
 	uint32_t trig;             /* node of the process's primary thread that set it off, or NONE */
-	uint64_t trig_delay;
 	uint32_t join;             /* primary thread: the helper's node it waited for, or NONE */
-	uint64_t join_delay;
 };
 
 /* Work arrays of az_replay_run(), sized by the graph; reused by every run. */

@@ -232,7 +232,7 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 			    kernel_label(name, sizeof(name), model_str(m, (uint32_t)names.key[t]), AZ_NAME_MAX),
 			    fmt_duration(b1, sizeof(b1), (double)names.ns[t]));
 		/* achieved throughput where the input gives shapes (stats cuda_kern_eff) */
-		if (!stats_kernel_efficiency(m, (uint32_t)names.key[t], &pct))
+		if (m->op_shapes.n && !stats_kernel_efficiency(m, (uint32_t)names.key[t], &pct))
 			strbuf_addf(&ev, "; %.0f%% of this GPU's peak for its precision%s", pct,
 				    pct >= 50 ? ": near what its units give, tensor cores are the way up"
 					      : ": far from its units' peak");
