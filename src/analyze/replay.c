@@ -4,18 +4,26 @@
  * The graph (built once per analysis, az_replay_build()):
  *  - the tasks of each CPU thread that launches GPU work, in program
  *    order: its CUDA API calls (a call nested in another, such as a driver
- *    the host time between them (Python, framework, I/O: a "segment");
+ *    call inside a runtime call, is part of it) and the host time between
+ *    them (Python, framework, I/O: a "segment"), with the part of each
+ *    segment that is OS-runtime waits and I/O or data-loading frames;
  *  - the GPU operations (kernels, copies, sets) of each stream, in stream
  *    order;
  *  - launch edges (correlation): an operation starts no earlier than its
  *    launch call's start plus a latency;
  *  - stream edges: an operation starts no earlier than the previous one on
- *    its stream ends, plus a spacing;
+ *    its stream ends, plus a spacing (operations recorded overlapping on a
+ *    stream, a graph's branches, follow the previous start instead);
  *  - wait edges: a blocking call (synchronise, synchronous copy, cudaFree)
  *    returns no earlier than the GPU operation it waited for ends, plus the
  *    time it took to wake.  Which operation that was is read from the run
  *    itself: the one of its process that ended last before the call
- *    returned (within engine.sync_tolerance_us), launched before the call.
+ *    returned (within engine.sync_tolerance_us), launched before the call;
+ *  - trigger and join edges: a helper thread's burst of calls after an idle
+ *    stretch (engine.max_gap_us) starts after the primary thread's latest
+ *    call that ended in it, and the primary thread, after such a stretch,
+ *    continues after the helper's latest call (loss.backward() waits for
+ *    the autograd engine).
  *
  * Every edge's delay is set from the recorded times so that replaying the
  * graph unchanged gives back every recorded start and end (test_replay):
@@ -31,9 +39,10 @@
  * durations and drops edges; az_replay_run() then recomputes every start in
  * a discrete-event pass: each thread and stream is a queue of tasks in
  * their recorded order, taken in order of recorded start; a task whose
- * dependency is not done yet parks its queue until it is.  The gain of the
- * fix is the time by which each GPU's last operation ends earlier, summed
- * over GPUs, over the analysed GPU time.
+ * dependency is not done yet parks its queue until it is.  One-off gaps
+ * (timeline.c) are never transformed.  The gain of the fix is the time by
+ * which each GPU's work, from the window's start, ends earlier, summed over
+ * GPUs, over the analysed GPU time.
  *
  * Cost: linear in API calls and GPU operations, plus a heap of queues.
  */
@@ -263,7 +272,6 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 
 	/* the launching threads' counted API calls in the window, in program order */
 	{
-		size_t alloc = 0;
 		uint64_t *prev_end = xcalloc(m->threads.n + 1, sizeof(uint64_t));
 		uint32_t *qid = xmalloc((m->threads.n + 1) * sizeof(uint32_t));
 		for (size_t t = 0; t < m->threads.n; t++)
@@ -328,7 +336,6 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 			free(cnt);
 			free(pos);
 		}
-		(void)alloc;
 		free(prev_end);
 		free(qid);
 	}
