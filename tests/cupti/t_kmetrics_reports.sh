@@ -30,6 +30,18 @@ t=$(value wmma_peak_bf16 "Tensor GMMA Pipe (%)" "$f"); [ "$t" = - ] || fail "una
 t=$(value nvjet "Tensor Pipe (%)" "$d/h200_kmetrics_cublas_bf16.gpuscope"); ge "$t" 40 || fail "cuBLAS bf16 tensor pipe $t"
 t=$(value sm80_xmma_gemm_f32f32 "Tensor Pipe (%)" "$d/h200_kmetrics_cublas_fp32.gpuscope"); le "$t" 1 ||
 	fail "cuBLAS fp32 tensor pipe $t"
+# the zoo's tensor-core pair under --kernel-metrics=tensor (session 5): the counters decide.
+# broken: cuBLAS SGEMM on the FFMA path, tensor pipes at 0.0%; fixed: TF32, 96.4%
+b=$d/h200_kmetrics_tensorcore_broken.gpuscope
+t=$(value sm80_xmma_gemm_f32f32_f32f32 "Tensor Pipe (%)" "$b"); le "$t" 1 || fail "zoo broken FP32 GEMM tensor pipe $t"
+t=$(value sm90_xmma_gemm_f32f32_tf32f32 "Tensor Pipe (%)" "$d/h200_kmetrics_tensorcore_fixed.gpuscope"); ge "$t" 40 ||
+	fail "zoo fixed TF32 GEMM tensor pipe $t"
+out=$("$GPUSCOPE" analyze "$b" 2>/dev/null)
+grep -q '^1\. .*\[tensor-cores-unused, ' <<<"$out" || fail "zoo broken: top finding is not tensor-cores-unused"
+grep -q 'hardware counters decided 1 kernel names: 1 with the tensor pipes busy under 1%' <<<"$out" ||
+	fail "zoo broken: the counters did not decide"
+"$GPUSCOPE" analyze "$d/h200_kmetrics_tensorcore_fixed.gpuscope" 2>/dev/null | grep -q 'tensor-cores-unused' &&
+	fail "zoo fixed: still a tensor-cores-unused finding"
 # the profiled launches' kernel records are counted as lost, not silently missing
 "$GPUSCOPE" info "$f" 2>/dev/null | grep -Eq "^dropped: +10$" || fail "lost kernel records not counted"
 echo ok
