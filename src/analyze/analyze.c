@@ -584,6 +584,7 @@ out:
 	free(c.params);
 	free(c.api_class);
 	free(c.kclass);
+	free(c.data_frame);
 	free(c.steps);
 	free(c.step_source);
 	if (ret < 0)

@@ -107,6 +107,23 @@ int az_is_data_frame(const char *name, const char *const *data_ranges)
 	return 0;
 }
 
+/* Is API class @cls a call that blocks until the GPU's work is done (synchronise, synchronous copy, free)? */
+int az_api_blocks(int cls)
+{
+	return cls == API_SYNC || cls == API_COPY_SYNC || cls == API_FREE;
+}
+
+int az_is_data_id(struct az_ctx *c, uint32_t id)
+{
+	if (id >= c->m->str.nr)
+		return 0;
+	if (!c->data_frame)
+		c->data_frame = xcalloc(c->m->str.nr + 1, 1);
+	if (!c->data_frame[id])
+		c->data_frame[id] = az_is_data_frame(model_str(c->m, id), c->o ? c->o->data_ranges : NULL) ? 2 : 1;
+	return c->data_frame[id] == 2;
+}
+
 /* ---- kernel classes ---- */
 
 /* The one kernel classification (src/model/kernel_class.c, docs/kernels.md). */

@@ -147,6 +147,7 @@ struct az_ctx {
 	int replay_tried;          /* az_replay_get() ran: replay is the graph or NULL for good */
 	struct model_corr corr;    /* launch correlation, built by the timeline, used by the replay */
 	uint8_t *kclass;           /* name id -> enum az_kernel_class | 0x80 once computed */
+	uint8_t *data_frame;       /* name id -> 0 unknown, 1 no, 2 a data-loading frame (az_is_data_id) */
 };
 
 /* Is @t inside the window?  (Inline: rules call it once per row.) */
@@ -215,7 +216,7 @@ struct az_replay *az_replay_get(struct az_ctx *c);
  * by which the GPUs' last operations end earlier, summed over GPUs (0 when
  * nothing changed); per GPU into @unit_saved (c->nunits entries) if given.
  */
-uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struct az_xform *x,
+uint64_t az_replay_run(struct az_ctx *c, struct az_replay *rp, const struct az_xform *x,
 		       int64_t *unit_saved);
 /* The kind (0 kernel, 1 copy, 2 set) and model row of GPU operation @op; 0, or -1 out of range. */
 int az_replay_op_row(const struct az_replay *rp, uint32_t op, int *kind, uint32_t *row);

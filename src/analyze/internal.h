@@ -77,6 +77,10 @@ int az_osrt_cause(unsigned func);
 
 /* Is the range @name a data-loading frame (PyTorch's DataLoader, or a --data-range pattern)? */
 int az_is_data_frame(const char *name, const char *const *data_ranges);
+/* az_is_data_frame() of string @id with the analysis's --data-range, cached per name. */
+int az_is_data_id(struct az_ctx *c, uint32_t id);
+/* Does API class @cls block until the GPU's work is done (synchronise, synchronous copy, free)? */
+int az_api_blocks(int cls);
 
 /*
  * az_steps_line - "in 3 of 9 steps (most 38.2 ms, the step at 1.234 s)" for

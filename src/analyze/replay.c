@@ -153,19 +153,6 @@ static const struct model_thread *thread_cached(const struct model *m, uint32_t 
 	return *last = model_thread(m, pid, tid);
 }
 
-static uint32_t unit_index(const struct az_ctx *c, uint32_t pid, uint32_t device)
-{
-	for (size_t i = 0; i < c->nunits; i++)
-		if (c->units[i].pid == pid && c->units[i].device == device)
-			return (uint32_t)i;
-	return NONE;
-}
-
-static int blocking(int cls)
-{
-	return cls == API_SYNC || cls == API_COPY_SYNC || cls == API_FREE;
-}
-
 struct az_replay *az_replay_build(struct az_ctx *c)
 {
 	const struct model *m = c->m;
@@ -209,6 +196,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 			uint64_t start, end;
 			uint32_t pid, device, stream, corr, row, u, *slot;
 			const struct trace_api *la;
+			struct az_unit *un;
 			struct rp_op *o;
 			int kind;
 			if (sk == UINT64_MAX && sc == UINT64_MAX && ss == UINT64_MAX)
@@ -232,8 +220,9 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 			else
 				TAKE(m->memsets, is, 2);
 #undef TAKE
-			if (start < c->lo || start >= c->hi || (u = unit_index(c, pid, device)) == NONE)
+			if (start < c->lo || start >= c->hi || !(un = az_unit_find(c, pid, device)))
 				continue;
+			u = (uint32_t)(un - c->units);
 			o = &rp->op[n];
 			memset(o, 0, sizeof(*o));
 			o->start = start;
@@ -366,7 +355,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		 * call could have queued it: start + engine.launch_latency_us).
 		 */
 		int late = l && (!p || (p->launch != o->launch &&
-				       (blocking((int)c->api_class[m->api.v[l->api].name_id])
+				       (az_api_blocks((int)c->api_class[m->api.v[l->api].name_id])
 					? l->start + lat0 > p->end : l->end > p->end)));
 		o->late = (uint8_t)late;
 		if (late) {
@@ -392,7 +381,7 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 		size_t lo = 0, hi = n, k;
 		uint64_t best = 0, lim = d->end + tol;
 		uint32_t w = NONE;
-		if (!blocking((int)c->api_class[a->name_id]))
+		if (!az_api_blocks((int)c->api_class[a->name_id]))
 			continue;
 		d->own = d->end - d->start;
 		while (lo < hi) { /* first op starting after lim */
@@ -421,7 +410,6 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 	{
 		uint32_t *first_node = xmalloc((m->threads.n + 1) * sizeof(uint32_t));
 		uint32_t *count = xcalloc(m->threads.n + 1, sizeof(uint32_t));
-		uint8_t *dname = xcalloc(m->str.nr + 1, 1);
 		for (size_t t2 = 0; t2 < m->threads.n; t2++)
 			first_node[t2] = NONE;
 		for (size_t q = 0; q < rp->nthreads; q++) {
@@ -464,16 +452,12 @@ struct az_replay *az_replay_build(struct az_ctx *c)
 			const struct trace_nvtx_range *r = &m->nvtx.v[i];
 			if (r->end <= c->lo || r->start >= c->hi || r->name_id >= m->str.nr)
 				continue;
-			if (!dname[r->name_id])
-				dname[r->name_id] = az_is_data_frame(model_str(m, r->name_id),
-								     c->o ? c->o->data_ranges : NULL) ? 2 : 1;
-			if (dname[r->name_id] == 2)
+			if (az_is_data_id(c, r->name_id))
 				ADD_OTHER(r->pid, r->tid, r->start, r->end);
 		}
 #undef ADD_OTHER
 		free(first_node);
 		free(count);
-		free(dname);
 	}
 
 	/*
@@ -682,7 +666,7 @@ static void wake_streams(const struct az_replay *rp, struct heap *h, const uint3
  * (0 when nothing changed; negative values clamp to 0).  *unit_saved, when
  * given, gets the same per unit (c->nunits entries).
  */
-uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struct az_xform *x,
+uint64_t az_replay_run(struct az_ctx *c, struct az_replay *rp, const struct az_xform *x,
 		       int64_t *unit_saved)
 {
 	uint64_t *ns, *ne, *os, *oe;         /* replayed node start/end, op start/end */
@@ -710,7 +694,7 @@ uint64_t az_replay_run(struct az_ctx *c, const struct az_replay *rp, const struc
 		s->done = xmalloc(rp->nop + 1);
 		s->keep = xmalloc(rp->nnode + 1);
 		s->started = xmalloc(rp->nnode + 1);
-		((struct az_replay *)rp)->scratch = s; /* lazily made: the graph itself stays as built */
+		rp->scratch = s; /* made on the first run: the graph itself stays as built */
 	}
 	ns = rp->scratch->ns;
 	ne = rp->scratch->ne;

@@ -25,7 +25,11 @@ struct graph_ctx {
 	uint64_t dispatch;         /* engine.max_gap_us */
 };
 
-/* In a graph replay kernels follow each other graph_gap_us apart, with no launch call to wait for. */
+/*
+ * In a graph replay kernels follow each other graph_gap_us apart, with no
+ * launch call to wait for: the cap of their launch latency, and of the
+ * spacing of those that waited for their launch.
+ */
 static uint64_t graph_latency(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op,
 			      uint64_t lat)
 {
@@ -69,13 +73,6 @@ static uint64_t graph_seg(void *ctx, const struct az_ctx *c, const struct az_rep
 	(void)c;
 	(void)api_row;
 	return seg > host ? seg - host : 0;
-}
-
-/* ... and kernels that waited for their launch follow the previous one graph_gap_us apart */
-static uint64_t graph_spacing(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op,
-			      uint64_t kk)
-{
-	return graph_latency(ctx, c, rp, op, kk);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -149,7 +146,7 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 		x.causes = 1u << CAUSE_CPU | 1u << CAUSE_LAUNCH;
 		x.ctx = &gc;
 		x.latency = graph_latency;
-		x.spacing = graph_spacing;
+		x.spacing = graph_latency;
 		x.call = graph_call;
 		x.seg = graph_seg;
 		if (gain >= az_param(c, self, "min_gain") && (g = az_replay_gain(c, &x, &saved)) >= 0)

@@ -121,6 +121,7 @@ static void build_concurrency(struct az_ctx *c, uint8_t *cache, struct interval_
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		struct interval_set *s;
+		struct az_unit *un;
 		uint64_t a, b;
 		size_t ui;
 		if (k->end <= k->start || !az_in_win(c, k->start))
@@ -128,12 +129,9 @@ static void build_concurrency(struct az_ctx *c, uint8_t *cache, struct interval_
 		if (last < c->nunits && c->units[last].pid == k->pid && c->units[last].device == k->device) {
 			ui = last;
 		} else {
-			for (ui = 0; ui < c->nunits; ui++)
-				if (c->units[ui].pid == k->pid && c->units[ui].device == k->device)
-					break;
-			if (ui == c->nunits)
+			if (!(un = az_unit_find(c, k->pid, k->device)))
 				continue;
-			last = ui;
+			last = ui = (size_t)(un - c->units);
 		}
 		if (is_comm(m, cache, k))
 			continue;

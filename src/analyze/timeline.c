@@ -218,7 +218,6 @@ struct tl {
 	size_t *nd_off;            /* per bucket: offsets into nd_row; nbuckets + 1 */
 	uint32_t *nd_row;
 	uint64_t *nd_pmax;
-	uint8_t *data_name;        /* per name id: 0 unknown, 1 no, 2 data work */
 	size_t *cpu_off;           /* per thread: its CPU samples, in time order */
 	uint32_t *cpu_row;
 	struct model_corr *corr;   /* c->corr */
@@ -342,16 +341,6 @@ static void nvtx_depth_index(struct tl *l)
 	free(cnt);
 	free(stack);
 	free(depth);
-	l->data_name = xcalloc(m->str.nr + 1, 1);
-}
-
-static int is_data_id(struct tl *l, uint32_t id)
-{
-	if (id >= l->m->str.nr)
-		return 0;
-	if (!l->data_name[id])
-		l->data_name[id] = az_is_data_frame(model_str(l->m, id), l->c->o ? l->c->o->data_ranges : NULL) ? 2 : 1;
-	return l->data_name[id] == 2;
 }
 
 static size_t unit_get(struct az_ctx *c, uint32_t pid, uint32_t device, size_t *last)
@@ -497,7 +486,7 @@ static void thread_activity(struct tl *l, size_t t, uint64_t a, uint64_t e, uint
 						       r->start >= l->first_range[2 * r->name_id] &&
 						       r->start < l->first_range[2 * r->name_id + 1];
 				}
-				if (is_data_id(l, r->name_id)) {
+				if (az_is_data_id(l->c, r->name_id)) {
 					data_ns = umax(data_ns, o);
 					if (o >= best) {
 						best = o;
@@ -584,7 +573,7 @@ static void gap(struct tl *l, size_t ui, uint64_t a, uint64_t b, const struct gp
 			if (r->start >= L)
 				break;
 			cls = c->api_class[r->name_id];
-			if ((cls == API_SYNC || cls == API_COPY_SYNC || cls == API_FREE) &&
+			if (az_api_blocks(cls) &&
 			    r->start < a && r->end + l->sync_tol >= a && r->end <= L)
 				blk = r;
 		}
@@ -981,7 +970,6 @@ void az_build_timeline(struct az_ctx *c)
 	free(l.nd_off);
 	free(l.nd_row);
 	free(l.nd_pmax);
-	free(l.data_name);
 	free(l.cpu_off);
 	free(l.cpu_row);
 	free(l.main_thread);
