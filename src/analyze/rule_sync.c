@@ -22,6 +22,7 @@
 struct sync_xf {
 	const struct az_ctx *c;
 	uint64_t item_bytes;
+	uint64_t tol;              /* engine.sync_tolerance_us: CPU/GPU clock skew */
 };
 
 /* Replay hook: synchronise calls and scalar reads no longer wait for the GPU. */
@@ -37,13 +38,29 @@ static uint64_t sync_call(void *ctx, const struct az_ctx *c, const struct az_rep
 	if (cls == API_SYNC) {
 		*nodep = 1;
 	} else if (cls == API_COPY_SYNC) {
-		/* a synchronous read-back of a few bytes: the scalar it reads can wait */
-		const struct trace_memcpy *k = NULL;
-		for (size_t i = 0; i < c->m->memcpys.n && !k; i++) /* few sync copies: linear is fine */
-			if (c->m->memcpys.v[i].pid == a->pid && c->m->memcpys.v[i].correlation == a->correlation)
-				k = &c->m->memcpys.v[i];
-		if (k && k->kind == COPY_DTOH && k->bytes <= x->item_bytes)
-			*nodep = 1;
+		/*
+		 * A synchronous read-back of a few bytes: the scalar it reads can
+		 * wait.  Its copy runs inside the call (give or take the clock
+		 * skew): look for it among the copies that start then, not in all.
+		 */
+		const struct model *m = c->m;
+		size_t lo = 0, hi = m->memcpys.n;
+		uint64_t from = a->start > x->tol ? a->start - x->tol : 0;
+		while (lo < hi) { /* first copy starting at or after from */
+			size_t mid = (lo + hi) / 2;
+			if (m->memcpys.v[mid].start < from)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo; i < m->memcpys.n && m->memcpys.v[i].start <= a->end + x->tol; i++) {
+			const struct trace_memcpy *k = &m->memcpys.v[i];
+			if (k->pid != a->pid || k->correlation != a->correlation)
+				continue;
+			if (k->kind == COPY_DTOH && k->bytes <= x->item_bytes)
+				*nodep = 1;
+			break;
+		}
 	}
 	return dur;
 }
@@ -105,7 +122,7 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 	if (gain < az_param(c, self, "min_gain"))
 		return;
 	{
-		struct sync_xf sx = { c, item_bytes };
+		struct sync_xf sx = { c, item_bytes, (uint64_t)(az_engine_param(c, "sync_tolerance_us") * 1e3) };
 		struct az_xform x = { 0 };
 		x.what = "the synchronisations replaced by events (no host wait)";
 		double g;
