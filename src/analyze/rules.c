@@ -13,7 +13,7 @@
  */
 #include "internal.h"
 
-#define MIN_GAIN { "min_gain", 0.02, "findings under 2% of wall time are within run-to-run noise of real training steps (GPU-MACHINE.md: 28.7-34.3 ms for one ResNet-50 step)" }
+#define MIN_GAIN { "min_gain", 0.02, "findings under 2% of wall time are within run-to-run noise of real training steps (one ResNet-50 step on an H200 measured 28.7-34.3 ms across runs)" }
 
 /*
  * The engine's own thresholds (timeline.c, replay.c): how gaps are found
@@ -96,6 +96,14 @@ static const struct az_param p_memory[] = {
 	{ NULL, 0, NULL },
 };
 
+static const struct az_param p_kernel_limits[] = {
+	{ "min_share", 0.05, "a kernel under 5% of GPU busy time cannot change the run much however it is tuned" },
+	{ "sol_pct", 60, "Nsight Compute's speed-of-light rule: a kernel whose compute and memory throughput both stay under 60% of peak is latency-bound" },
+	{ "occ_low_pct", 25, "under a quarter of the warp slots each SM scheduler has too few warps to hide a global load's latency without instruction-level parallelism" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
 static const struct az_param p_throttle[] = {
 	{ "temp_c", 85, "NVIDIA data-centre GPUs start to slow their clocks for heat near 85-90 C" },
 	{ "clock_ratio", 0.9, "an SM clock under 90% of the maximum while the GPU is busy is a throttled clock, not power saving" },
@@ -123,6 +131,8 @@ const struct az_rule az_rules[] = {
 	  p_alloc, "allocation-churn" },
 	{ "memory-pressure", "Device memory near capacity or growing", rule_memory, p_memory,
 	  "memory-pressure" },
+	{ "kernel-limits", "What limits the hot kernels: compute, memory or latency; occupancy", rule_kernel_limits,
+	  p_kernel_limits, "latency-bound-kernel,kernel-bound,occupancy-limited" },
 	{ "throttling", "GPU clocks throttled", rule_throttle, p_throttle, "throttling" },
 };
 const size_t az_nrules = ARRAY_SIZE(az_rules);
