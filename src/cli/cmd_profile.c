@@ -36,7 +36,7 @@ static const char profile_usage[] =
 	"                        [--capture-range-end=stop|repeat] [--delay S] [--duration S]\n"
 	"                        [--gpu-metrics[=HZ]|--no-gpu-metrics] [--cuda-trace-all-apis]\n"
 	"                        [--kernel-metrics[=basic|tensor|memory|full]] [--kernel-filter REGEX]\n"
-	"                        [--kernel-count N] [--stats] [--analyze] [--report-html]\n"
+	"                        [--kernel-count N] [--pm-sampling[=US]] [--stats] [--analyze] [--report-html]\n"
 	"                        -- PROGRAM ARGS...";
 
 /*
@@ -63,6 +63,7 @@ struct profile_opts {
 	const char *kernel_metrics;   /* metric set, NULL = off */
 	const char *kernel_filter;
 	unsigned kernel_count;
+	unsigned pm_us;               /* PM sampling interval, 0 = off */
 	int stats, analyze, html;
 };
 
@@ -244,6 +245,10 @@ static void set_environment(const struct profile_opts *o, const char *dir, const
 		unsetenv("GPUSCOPE_KERNEL_FILTER");
 		unsetenv("GPUSCOPE_KERNEL_COUNT");
 	}
+	if (o->pm_us)
+		setenv_u64("GPUSCOPE_PM_SAMPLING", o->pm_us);
+	else
+		unsetenv("GPUSCOPE_PM_SAMPLING");
 	setenv_u64("GPUSCOPE_START_NS", now_mono_ns());
 
 	if (old && *old) {
@@ -519,6 +524,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		OPT_FORCE = 256, OPT_TRACE, OPT_OSRT_THRESHOLD, OPT_CPU_HZ, OPT_CAPTURE,
 		OPT_CAPTURE_END, OPT_DELAY, OPT_DURATION, OPT_GPU_METRICS, OPT_NO_GPU_METRICS,
 		OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML, OPT_KMETRICS, OPT_KFILTER, OPT_KCOUNT,
+		OPT_PM,
 	};
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -536,6 +542,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		{ "kernel-metrics", optional_argument, NULL, OPT_KMETRICS },
 		{ "kernel-filter", required_argument, NULL, OPT_KFILTER },
 		{ "kernel-count", required_argument, NULL, OPT_KCOUNT },
+		{ "pm-sampling", optional_argument, NULL, OPT_PM },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "analyze", no_argument, NULL, OPT_ANALYZE },
 		{ "report-html", no_argument, NULL, OPT_HTML },
@@ -626,6 +633,13 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 			if (parse_u32(optarg, 1000000, &o->kernel_count) < 0 || !o->kernel_count)
 				return usage_error(profile_usage, "bad --kernel-count '%s' (1 or more)", optarg);
 			break;
+		case OPT_PM:
+			/* default 1 ms: 1,000 samples a second, finer than NVML's 10 Hz; 100 us is the floor (pmsample.c) */
+			o->pm_us = 1000;
+			if (optarg && (parse_u32(optarg, 10000000, &o->pm_us) < 0 || o->pm_us < 100))
+				return usage_error(profile_usage, "bad --pm-sampling interval '%s' (microseconds, 100 or more)",
+						   optarg);
+			break;
 		case OPT_STATS:
 			o->stats = 1;
 			break;
@@ -648,6 +662,11 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		o->kernel_count = KERNEL_COUNT_DEFAULT;
 	if (o->kernel_metrics && !(o->trace & TR_CUDA))
 		return usage_error(profile_usage, "--kernel-metrics needs CUDA tracing (--trace=cuda,...)");
+	if (o->pm_us && !(o->trace & TR_CUDA))
+		return usage_error(profile_usage, "--pm-sampling needs CUDA tracing (--trace=cuda,...)");
+	if (o->pm_us && o->kernel_metrics)
+		return usage_error(profile_usage, "--pm-sampling and --kernel-metrics cannot share the GPU's counters: "
+				   "use one per run");
 	if (optind >= argc)
 		return usage_error(profile_usage, "no program to profile");
 	*first = optind;

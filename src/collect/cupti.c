@@ -38,6 +38,7 @@
 #include "cupti_api.h"
 #include "cupti_convert.h"
 #include "kmetrics.h"
+#include "pmsample.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -697,8 +698,14 @@ static void CUPTIAPI cupti_callback(void *userdata, CUpti_CallbackDomain domain,
 			api_callback(dom, cbid, cb);
 		if (cb->callbackSite == CUPTI_API_ENTER)
 			cl_kmetrics_callback(domain, cbid, cb);
+	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+		const CUpti_ResourceData *rd = (const CUpti_ResourceData *)data;
+		uint32_t dev = 0;
+		if (cu.GetDeviceId && rd && cu.GetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
+			cl_pmsample_context(dev);
 	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
 		   cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+		cl_pmsample_final();
 		flush_all(0);
 	}
 	if (g)
@@ -749,6 +756,7 @@ static void *flusher_main(void *arg)
 
 static void cupti_atexit(void)
 {
+	cl_pmsample_final();
 	cl_kmetrics_final();
 	cl_cuda_flush(1);
 }
@@ -855,6 +863,7 @@ static void enable_control_callbacks(void)
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 },
 		{ CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING },
+		{ CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED },
 	};
 
 	for (size_t i = 0; i < sizeof(cbs) / sizeof(cbs[0]); i++)
@@ -1007,6 +1016,9 @@ static int cupti_start(char *why, size_t n)
 		char kwhy[512] = "";
 		if (cl_kmetrics_start(&cu, cu_no_subscribe ? NULL : cu_sub, kwhy, sizeof(kwhy)) < 0)
 			cl_warning("kernel metrics off: %s", kwhy);
+		kwhy[0] = '\0';
+		if (cl_pmsample_start(&cu, kwhy, sizeof(kwhy)) < 0)
+			cl_warning("PM sampling off: %s", kwhy);
 	}
 	if (!pthread_create(&flusher, NULL, flusher_main, NULL)) {
 		pthread_setname_np(flusher, "gpuscope-cupti");
