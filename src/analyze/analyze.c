@@ -480,12 +480,49 @@ static void input_notes(struct az_ctx *c)
 		tracing_note(c);
 }
 
+/* GPU busy over the whole run: each unit's GPU work, unwindowed, over the run's length. */
+static double run_busy(const struct az_ctx *c)
+{
+	const struct model *m = c->m;
+	uint64_t run = m->t_max > m->t_min ? m->t_max - m->t_min : 0, busy = 0;
+	struct interval_set *sets;
+
+	if (!run || !c->nunits)
+		return -1;
+	sets = xcalloc(c->nunits, sizeof(*sets));
+#define RUN_ADD(arr) \
+	for (size_t i = 0; i < m->arr.n; i++) { \
+		for (size_t u = 0; u < c->nunits; u++) \
+			if (c->units[u].pid == m->arr.v[i].pid && c->units[u].device == m->arr.v[i].device) { \
+				ivset_add(&sets[u], m->arr.v[i].start, m->arr.v[i].end); \
+				break; \
+			} \
+	}
+	RUN_ADD(kernels)
+	RUN_ADD(memcpys)
+	RUN_ADD(memsets)
+#undef RUN_ADD
+	for (size_t u = 0; u < c->nunits; u++) {
+		ivset_normalize(&sets[u]);
+		busy += ivset_total(&sets[u]);
+		ivset_release(&sets[u]);
+	}
+	free(sets);
+	return az_div((double)busy, (double)run * (double)c->nunits);
+}
+
 static void summary(struct az_ctx *c)
 {
 	struct analyze_summary *s = &c->r->summary;
 	uint64_t *len;
 
 	s->wall_s = (double)c->wall_ns / 1e9;
+	s->win_start_s = az_rel_s(c, c->lo);
+	s->win_end_s = az_rel_s(c, c->hi);
+	s->run_s = c->m->t_max > c->m->t_min ? (double)(c->m->t_max - c->m->t_min) / 1e9 : 0;
+	s->run_gpu_busy = c->has_gpu ? run_busy(c) : -1;
+	if (s->run_gpu_busy > 1)
+		s->run_gpu_busy = 1;
 	if (c->has_gpu && c->unit_wall_ns) {
 		s->gpu_busy = az_div((double)c->busy_ns, (double)c->unit_wall_ns);
 		if (s->gpu_busy > 1)

@@ -49,7 +49,15 @@ struct analyze_oneoff {
 
 struct analyze_summary {
 	double wall_s;             /* analysed span */
-	double gpu_busy, gpu_idle; /* fractions of wall time, 0..1 (-1 when no GPU data) */
+	/*
+	 * GPU busy: the share of the analysed time during which a kernel, copy
+	 * or memset ran on a GPU, averaged over the (process, GPU) pairs with
+	 * GPU work (docs/rules.md, "GPU busy"); 0..1, -1 when no GPU data.
+	 */
+	double gpu_busy, gpu_idle;
+	double win_start_s, win_end_s; /* the analysed window, from the report's start */
+	double run_s;              /* the whole run: the report's first to last event */
+	double run_gpu_busy;       /* GPU busy over the whole run (same definition), -1 when no GPU data */
 	double step_period_s;      /* detected period or --step range median; 0 when none */
 	size_t gaps;               /* GPU idle gaps counted by the starvation rule */
 	double gap_median_s;

@@ -58,6 +58,12 @@ int analyze_print_text(FILE *f, const struct model *m, const struct analyze_resu
 			fprintf(f, " · step every %s", fmt_duration(b1, sizeof(b1), fin(s->step_period_s) * 1e9));
 	}
 	fputc('\n', f);
+	/* the window every figure is over, and the whole run beside it: one number, one meaning */
+	fprintf(f, "window: %.3f-%.3f s of the %s run", s->win_start_s, s->win_end_s,
+		fmt_duration(b1, sizeof(b1), fin(s->run_s) * 1e9));
+	if (s->run_gpu_busy >= 0)
+		fprintf(f, "; GPU busy %.1f%% over the whole run", fin(s->run_gpu_busy) * 100);
+	fputc('\n', f);
 	if (s->step_source)
 		fprintf(f, "steps: %s\n", s->step_source);
 	for (size_t i = 0; i < r->nnotes; i++)
@@ -133,6 +139,17 @@ int analyze_print_json(FILE *f, const struct model *m, const struct analyze_resu
 	strbuf_addstr(&sb, ",\"gpu_idle\":");
 	if (s->gpu_idle >= 0)
 		jnum(&sb, s->gpu_idle);
+	else
+		strbuf_addstr(&sb, "null");
+	strbuf_addstr(&sb, ",\"window_start_s\":");
+	jnum(&sb, s->win_start_s);
+	strbuf_addstr(&sb, ",\"window_end_s\":");
+	jnum(&sb, s->win_end_s);
+	strbuf_addstr(&sb, ",\"run_s\":");
+	jnum(&sb, s->run_s);
+	strbuf_addstr(&sb, ",\"run_gpu_busy\":");
+	if (s->run_gpu_busy >= 0)
+		jnum(&sb, s->run_gpu_busy);
 	else
 		strbuf_addstr(&sb, "null");
 	strbuf_addstr(&sb, ",\"step_period_s\":");

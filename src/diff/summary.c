@@ -167,12 +167,11 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			struct run_summary *s)
 {
 	struct windows w = { 0 };
-	struct interval_set busy = { 0 }, comm = { 0 }, compute = { 0 };
+	struct interval_set comm = { 0 }, compute = { 0 };
 	struct analyze_opts ao = { 0 };
 	struct analyze_result ar;
 	double wall = m->t_max > m->t_min ? (double)(m->t_max - m->t_min) / 1e9 : 0;
-	double span_s, per; /* the time the per-step numbers are over */
-	uint64_t lo = m->t_min, hi = m->t_max;
+	double per;
 	size_t launches = 0, syncs = 0, allocs = 0, kernels = 0;
 	uint64_t ktime = 0, copy_t[16] = { 0 }, copy_b[16] = { 0 }, pageable_b = 0;
 	struct kernel_total *kt;
@@ -253,11 +252,8 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			free(d);
 			free(issue);
 		}
-		lo = w.step.v[0].start;
-		hi = done[ns - 1];
 		free(done);
 	}
-	span_s = hi > lo ? (double)(hi - lo) / 1e9 : 0;
 	/* the number of steps the per-step values divide by */
 	per = w.step.n ? (double)w.step.n
 		      : (w.step_median_s > 0 && wall > 0 ? wall / w.step_median_s : 0);
@@ -315,11 +311,15 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 			allocs += m->memory.v[i].op == TRACE_MEM_ALLOC && in_windows(&w, m->memory.v[i].time);
 
 	if (m->has & MODEL_HAS_CUDA) {
-		model_gpu_busy(m, UINT32_MAX, &busy);
-		if (span_s > 0) {
-			double b = (double)ivset_overlap(&busy, lo, hi) / 1e9 / span_s;
-			add_metric(s, "gpu_busy", "GPU busy", b, DIR_HIGHER, MK_FRACTION);
-			add_metric(s, "gpu_idle", "GPU idle", 1 - b, DIR_LOWER, MK_FRACTION);
+		/*
+		 * GPU busy as analyze defines and prints it, over the window it
+		 * analyses (the steps after the first): one number, one meaning
+		 * (docs/rules.md, "GPU busy").
+		 */
+		if (ar.summary.gpu_busy >= 0) {
+			double b = ar.summary.gpu_busy;
+			add_metric(s, "gpu_busy", "GPU busy (analysed window)", b, DIR_HIGHER, MK_FRACTION);
+			add_metric(s, "gpu_idle", "GPU idle (analysed window)", 1 - b, DIR_LOWER, MK_FRACTION);
 		}
 		if (per > 0) {
 			add_metric(s, "kernels_per_step", "kernels per step", kernels / per, DIR_LOWER, MK_COUNT);
@@ -413,7 +413,6 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	analyze_result_release(&ar);
 	ivset_release(&w.set);
 	model_steps_release(&w.step);
-	ivset_release(&busy);
 	ivset_release(&comm);
 	ivset_release(&compute);
 	return 0;

@@ -169,6 +169,41 @@ static int cmp_busy(const void *pa, const void *pb)
 	return 0;
 }
 
+/*
+ * With a window (--start/--end, --nvtx) the busy time is counted inside the
+ * window and the span is the window (its pieces, within the run): busy % is
+ * then the share of the window, as analyze and diff define GPU busy for the
+ * window they analyse (docs/rules.md, "GPU busy").  Without one, the span is
+ * each device's first to last operation, as nsys's gpu_gaps/gpu_time_util.
+ */
+static void busy_add_clipped(struct busy_list *l, const struct stats_filter *f, uint32_t device,
+			     uint32_t stream, int kind, uint64_t start, uint64_t end)
+{
+	if (!f || !f->active) {
+		busy_add(l, device, stream, kind, start, end);
+		return;
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		uint64_t s = start > f->w[i].start ? start : f->w[i].start;
+		uint64_t e = end < f->w[i].end ? end : f->w[i].end;
+		if (s < e || (s == e && start == end && s >= f->w[i].start && s <= f->w[i].end))
+			busy_add(l, device, stream, kind, s, e);
+	}
+}
+
+static uint64_t window_span(const struct model *m, const struct stats_filter *f)
+{
+	uint64_t span = 0;
+
+	for (size_t i = 0; i < f->n; i++) {
+		uint64_t s = f->w[i].start > m->t_min ? f->w[i].start : m->t_min;
+		uint64_t e = f->w[i].end < m->t_max ? f->w[i].end : m->t_max;
+		if (e > s)
+			span += e - s;
+	}
+	return span;
+}
+
 static int util_run(const struct model *m, const struct stats_opts *o,
 		    const struct stats_filter *f, struct stats_table *t)
 {
@@ -193,17 +228,17 @@ static int util_run(const struct model *m, const struct stats_opts *o,
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		if (stats_filter_pass(f, k->start, k->end))
-			busy_add(&l, k->device, k->stream, 0, k->start, k->end);
+			busy_add_clipped(&l, f, k->device, k->stream, 0, k->start, k->end);
 	}
 	for (size_t i = 0; i < m->memcpys.n; i++) {
 		const struct trace_memcpy *c = &m->memcpys.v[i];
 		if (stats_filter_pass(f, c->start, c->end))
-			busy_add(&l, c->device, c->stream, 1, c->start, c->end);
+			busy_add_clipped(&l, f, c->device, c->stream, 1, c->start, c->end);
 	}
 	for (size_t i = 0; i < m->memsets.n; i++) {
 		const struct trace_memset *s = &m->memsets.v[i];
 		if (stats_filter_pass(f, s->start, s->end))
-			busy_add(&l, s->device, s->stream, 2, s->start, s->end);
+			busy_add_clipped(&l, f, s->device, s->stream, 2, s->start, s->end);
 	}
 	grpmap_release(&l.index);
 	if (l.n > 1)
@@ -215,8 +250,8 @@ static int util_run(const struct model *m, const struct stats_opts *o,
 		char buf[32];
 
 		if (b->stream == UINT32_MAX) {
-			/* the span is the device's: from its first to its last operation */
-			span = b->last - b->first;
+			/* the span is the window's, else the device's: its first to its last operation */
+			span = f && f->active ? window_span(m, f) : b->last - b->first;
 			snprintf(buf, sizeof(buf), "all");
 		} else {
 			snprintf(buf, sizeof(buf), "%u", b->stream);
