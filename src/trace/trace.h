@@ -543,6 +543,7 @@ struct trace_reader {
 	void *dctx;
 	/* what was skipped, for `info` and warnings */
 	uint64_t chunks_read, chunks_bad, chunks_unknown, bytes_skipped;
+	uint64_t bytes_read;      /* read from the file so far (holes and skipped chunks are not read) */
 	int truncated;
 	char first_problem[256];
 };
@@ -579,7 +580,9 @@ int trace_entry_next(const unsigned char *data, size_t len, size_t *pos, unsigne
  * renumbering streams so that every input stream stays its own stream.
  * Damaged inputs contribute their whole chunks (with a warning); an input
  * that is not a report is an error.  @excl as for trace_writer_open().
- * Returns 0, or -1 after error() (the partial output is removed).
+ * The report is written to "@out.tmp-PID" and renamed to @out only when
+ * whole, so a failure (a full disk, a file-size limit) leaves no file at
+ * @out.  Returns 0, or -1 after error() (the temporary is removed).
  */
 int trace_merge(const char *out, const char *const *inputs, size_t n, int excl);
 

@@ -6,7 +6,11 @@
 #include "trace/trace.h"
 #include "util/util.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -543,6 +547,152 @@ static void test_huge_stream_id_is_skipped(void)
 	model_release(&m);
 }
 
+/* Issue 19: a chunk of stream 0xFFFFFFFF made the merger's map index wrap (s + 1 == 0). */
+static void test_merge_stream_id_max(void)
+{
+	const char *in = tmp("max.gpuscope"), *out = tmp("max-merged.gpuscope");
+	const char *inputs[1] = { in };
+	struct trace_builder b;
+	struct trace_kernel k = { 0 };
+	struct model m;
+
+	CHECK(trace_builder_open(&b, in, 1, 0) == 0);
+	k.start = 100;
+	k.end = 200;
+	k.name_id = trace_builder_str(&b, "kept");
+	trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+	CHECK(trace_builder_flush(&b) == 0);
+	/* the same entries again, as stream 0xFFFFFFFF */
+	b.stream = UINT32_MAX;
+	k.start = 300;
+	k.end = 400;
+	k.name_id = trace_builder_str(&b, "wrapped");
+	trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+	CHECK(trace_builder_close(&b, 0) == 0);
+	set_error_quiet(1);
+	CHECK(trace_merge(out, inputs, 1, 1) == 0);
+	set_error_quiet(0);
+	model_init(&m);
+	CHECK(model_load_report(&m, out) == 0);
+	CHECK_EQ_U64(m.kernels.n, 1); /* the out-of-range stream's chunks are skipped */
+	CHECK_STR(model_str(&m, m.kernels.v[0].name_id), "kept");
+	model_release(&m);
+}
+
+/* Is anything but "." and ".." in @dir? */
+static int dir_has_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * Issue 19: a disk that fills as the merge starts left a 0-byte report, and
+ * the next run refused with "already exists".  A file-size limit of 0 bytes
+ * (RLIMIT_FSIZE, what `ulimit -f 0` sets; this test runs in its own child
+ * process) fails the very first write, as a full disk does.
+ */
+static void test_merge_failure_leaves_no_file(void)
+{
+	const char *in = tmp("fs-in.gpuscope");
+	const char *inputs[1] = { in };
+	char dir[512], out[600];
+	struct rlimit rl = { 0, 0 };
+	struct rlimit old;
+
+	write_small(in, 0, 7, 1);
+	snprintf(dir, sizeof(dir), "%s/fsout", gstest_tmpdir());
+	CHECK(mkdir(dir, 0755) == 0);
+	snprintf(out, sizeof(out), "%s/merged.gpuscope", dir);
+	signal(SIGXFSZ, SIG_IGN); /* as gpuscope's main(): the write fails with EFBIG */
+	CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	rl.rlim_max = old.rlim_max;
+	CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	set_error_quiet(1);
+	CHECK(trace_merge(out, inputs, 1, 1) < 0);
+	set_error_quiet(0);
+	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	CHECK(access(out, F_OK) != 0);
+	CHECK_EQ_U64(dir_has_files(dir), 0); /* nor its temporary */
+	/* and the next merge, with room, succeeds */
+	CHECK(trace_merge(out, inputs, 1, 1) == 0);
+	CHECK(access(out, F_OK) == 0);
+	/* an existing report is refused before any work, and kept */
+	set_error_quiet(1);
+	CHECK(trace_merge(out, inputs, 1, 1) < 0);
+	set_error_quiet(0);
+	CHECK_EQ_U64(dir_has_files(dir), 1);
+}
+
+/* Does the file system of @path report the hole of a sparse file (SEEK_DATA)? */
+static int holes_reported(const char *path, off_t at)
+{
+	int fd = open(path, O_RDONLY);
+	off_t d;
+
+	if (fd < 0)
+		return 0;
+	d = lseek(fd, at, SEEK_DATA);
+	close(fd);
+	return d < 0 && errno == ENXIO;
+}
+
+/* Read every chunk of @path; returns the bytes the reader read. */
+static uint64_t read_all_chunks(const char *path, uint64_t *chunks)
+{
+	struct trace_reader r;
+	struct trace_chunk c;
+	uint64_t n;
+
+	CHECK(trace_reader_open(&r, path) == 0);
+	while (trace_reader_next(&r, &c) > 0)
+		;
+	n = r.bytes_read;
+	*chunks = r.chunks_read;
+	trace_reader_close(&r);
+	return n;
+}
+
+/*
+ * Issue 19: `info` on a 2 GB sparse file with a valid header read all of
+ * it, looking for a chunk header in the zeros (10 s).  Holes are skipped:
+ * the reader reads less than 1 MiB of a 2 GiB file, whether the hole
+ * follows whole chunks or the bare file header.
+ */
+static void test_sparse_file_not_read_through(void)
+{
+	const char *a = tmp("sparse-a.gpuscope"), *b = tmp("sparse-b.gpuscope");
+	const off_t big = (off_t)2 << 30;
+	struct trace_writer w;
+	uint64_t chunks;
+
+	write_small(a, 0, 9, 1);
+	CHECK(truncate(a, big) == 0);
+	if (!holes_reported(a, big - 4096)) {
+		printf("# SKIP sparse files: the file system of %s does not report holes\n",
+		       gstest_tmpdir());
+		unlink(a);
+		return;
+	}
+	CHECK(read_all_chunks(a, &chunks) < (1u << 20));
+	CHECK_EQ_U64(chunks, 4); /* three event chunks and the stream end */
+	CHECK(trace_writer_open(&w, b, 1) == 0);
+	CHECK(trace_writer_close(&w, 0) == 0);
+	CHECK(truncate(b, big) == 0);
+	CHECK(read_all_chunks(b, &chunks) < (1u << 20));
+	CHECK_EQ_U64(chunks, 0);
+	unlink(a);
+	unlink(b);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_roundtrip),
 	GSTEST(test_no_overwrite),
@@ -562,6 +712,9 @@ static const struct gstest tests[] = {
 	GSTEST(test_huge_string_id_is_skipped),
 	GSTEST(test_non_finite_metrics_dropped),
 	GSTEST(test_huge_stream_id_is_skipped),
+	GSTEST(test_merge_stream_id_max),
+	GSTEST(test_merge_failure_leaves_no_file),
+	GSTEST(test_sparse_file_not_read_through),
 	{ 0 },
 };
 
