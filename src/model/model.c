@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 void *model_table_push(void **v, size_t *n, size_t *alloc, size_t elem)
 {
@@ -676,6 +677,82 @@ static int load_chunk(struct loader *l, const struct trace_chunk_header *hdr,
 	return e < 0 ? -1 : 0;
 }
 
+/*
+ * Memory a whole load needs, per byte of decompressed event entries: rows
+ * are stored as their records (the 8-byte entry header dropped), in tables
+ * that grow by half (ALLOC_GROW), with the loader's per-row bookkeeping.
+ * Measured on the H200 recordings in tests/data: the loaded model (the old
+ * whole-model `info`) peaked at 1.1-1.2 × the entries' bytes above the
+ * program's own 5.5 MB, `analyze` at 2.1-2.75 ×.  1.25 is the model alone:
+ * a load is refused only when the model itself cannot fit, not when a
+ * command's work beside it might not (bench/RESULTS.md, "Long runs").
+ */
+#define MODEL_BYTES_PER_RAW 1.25
+/* Loads that need less than this are never refused: the estimate is coarse. */
+#define MODEL_CHECK_MIN (256ull << 20)
+
+/* Bytes this process may still allocate: the least of MemAvailable, RLIMIT_AS and RLIMIT_DATA headroom; 0 = unknown. */
+static uint64_t memory_available(void)
+{
+	uint64_t avail = 0, vm = 0, data = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+	struct rlimit rl;
+
+	if (f) {
+		unsigned long long kb;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+				avail = (uint64_t)kb << 10;
+		fclose(f);
+	}
+	f = fopen("/proc/self/status", "r");
+	if (f) {
+		unsigned long long kb;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+				vm = (uint64_t)kb << 10;
+			else if (sscanf(line, "VmData: %llu kB", &kb) == 1)
+				data = (uint64_t)kb << 10;
+		}
+		fclose(f);
+	}
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+		uint64_t left = rl.rlim_cur > vm ? rl.rlim_cur - vm : 0;
+		if (!avail || left < avail)
+			avail = left ? left : 1;
+	}
+	if (!getrlimit(RLIMIT_DATA, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+		uint64_t left = rl.rlim_cur > data ? rl.rlim_cur - data : 0;
+		if (!avail || left < avail)
+			avail = left ? left : 1;
+	}
+	return avail;
+}
+
+/*
+ * Refuse, with one line that says how much is needed, a whole load that
+ * cannot fit (issue 19: a 2.84 GB report was killed for memory at 23.5 GB
+ * with no message).  The estimate reads only the chunk headers.
+ */
+static int check_memory(struct trace_reader *r, const char *path)
+{
+	uint64_t raw, chunks, need, avail;
+	char b1[32], b2[32], b3[32];
+
+	trace_reader_sizes(r, &raw, &chunks);
+	need = (uint64_t)((double)raw * MODEL_BYTES_PER_RAW);
+	if (need < MODEL_CHECK_MIN)
+		return 0;
+	avail = memory_available();
+	if (!avail || need <= avail)
+		return 0;
+	return error("report '%s' needs about %s of memory to load whole (%s of events) and %s is "
+		     "available: `gpuscope info` and `gpuscope stats` (--start T --end T for a window) "
+		     "read it streaming", path, fmt_bytes(b1, sizeof(b1), (double)need),
+		     fmt_bytes(b2, sizeof(b2), (double)raw), fmt_bytes(b3, sizeof(b3), (double)avail));
+}
+
 int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink)
 {
 	struct trace_reader r;
@@ -686,6 +763,10 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 
 	if (trace_reader_open(&r, path) < 0)
 		return -1;
+	if (!sink && check_memory(&r, path) < 0) {
+		trace_reader_close(&r);
+		return -1;
+	}
 	memset(&l, 0, sizeof(l));
 	l.m = m;
 	l.sink = sink;

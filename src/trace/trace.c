@@ -556,6 +556,25 @@ int trace_reader_next(struct trace_reader *r, struct trace_chunk *c)
 	}
 }
 
+void trace_reader_sizes(struct trace_reader *r, uint64_t *raw_bytes, uint64_t *chunks)
+{
+	uint64_t pos = r->offset;
+
+	*raw_bytes = *chunks = 0;
+	for (;;) {
+		struct trace_chunk_header h;
+		if (fseeko(r->f, (off_t)pos, SEEK_SET) < 0 || reader_fread(r, &h, sizeof(h)) != sizeof(h) ||
+		    !chunk_header_ok(&h) || pos + sizeof(h) + h.stored_size > r->file_size)
+			break;
+		if (h.type == TRACE_CHUNK_EVENTS) {
+			*raw_bytes += h.raw_size;
+			(*chunks)++;
+		}
+		pos += sizeof(h) + h.stored_size;
+	}
+	clearerr(r->f);
+}
+
 void trace_reader_close(struct trace_reader *r)
 {
 	if (r->f)

@@ -566,6 +566,16 @@ int trace_reader_next(struct trace_reader *r, struct trace_chunk *c);
 void trace_reader_close(struct trace_reader *r);
 
 /*
+ * trace_reader_sizes - walk the chunk headers from the reader's position to
+ * the end, seeking over every payload (nothing is read or decompressed but
+ * 32 bytes a chunk), and add up the decompressed bytes of the event chunks
+ * in *raw_bytes and their count in *chunks.  Stops at the first header that
+ * is not valid (a damaged file is estimated from its valid prefix).  For
+ * memory estimates before a load; the reader is left at its position.
+ */
+void trace_reader_sizes(struct trace_reader *r, uint64_t *raw_bytes, uint64_t *chunks);
+
+/*
  * trace_entry_next - walk the entries of an EVENTS chunk.
  * @pos: in/out offset into @data.  Sets *type, *rec (the record, zero-padded
  * to the size this version knows, in @scratch when needed) and *size (the

@@ -693,6 +693,81 @@ static void test_sparse_file_not_read_through(void)
 	unlink(b);
 }
 
+/* VmSize of this process in bytes, from /proc/self/status; 0 when unknown. */
+static uint64_t vm_size(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)kb << 10;
+}
+
+/*
+ * Issue 19: a report too big for memory was killed with no message.  A
+ * report of 8 event chunks of 64 MiB each (zeros: a few kB compressed) needs
+ * about 640 MiB to load whole; under an address-space limit 256 MiB above
+ * what the test uses, the load is refused with one error that says how much
+ * it needs and which commands read it streaming.
+ */
+static void test_load_refused_when_memory_short(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	printf("# SKIP memory estimate: AddressSanitizer reserves the address space RLIMIT_AS limits\n");
+#else
+	const char *path = tmp("huge.gpuscope");
+	const size_t len = (size_t)64 << 20;
+	struct trace_writer w;
+	struct rlimit rl, old;
+	struct model m;
+	char *zeros = calloc(1, len);
+	int fd[2], ret;
+	char msg[1024] = "";
+	ssize_t n;
+
+	CHECK(zeros != NULL);
+	CHECK(trace_writer_open(&w, path, 1) == 0);
+	for (int i = 0; i < 8; i++)
+		CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 0, zeros, len, 1) == 0);
+	CHECK(trace_writer_close(&w, 0) == 0);
+	free(zeros);
+	CHECK(file_size(path) < (1 << 20));
+	CHECK(getrlimit(RLIMIT_AS, &old) == 0);
+	rl.rlim_cur = vm_size() + (256u << 20);
+	rl.rlim_max = old.rlim_max;
+	CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+	/* the error line, through a pipe in place of stderr */
+	CHECK(pipe(fd) == 0);
+	fflush(stderr);
+	{
+		int saved = dup(2);
+		dup2(fd[1], 2);
+		model_init(&m);
+		ret = model_load_report(&m, path);
+		model_release(&m);
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+	}
+	close(fd[1]);
+	n = read(fd[0], msg, sizeof(msg) - 1);
+	close(fd[0]);
+	if (n > 0)
+		msg[n] = '\0';
+	CHECK(setrlimit(RLIMIT_AS, &old) == 0);
+	CHECK(ret < 0);
+	CHECK_CONTAINS(msg, "huge.gpuscope' needs about 640.0 MiB of memory to load whole (512.0 MiB of events)");
+	CHECK_CONTAINS(msg, "`gpuscope info` and `gpuscope stats` (--start T --end T for a window) read it streaming");
+	CHECK(strchr(msg, '\n') == msg + strlen(msg) - 1); /* one line */
+	unlink(path);
+#endif
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_roundtrip),
 	GSTEST(test_no_overwrite),
@@ -715,6 +790,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_merge_stream_id_max),
 	GSTEST(test_merge_failure_leaves_no_file),
 	GSTEST(test_sparse_file_not_read_through),
+	GSTEST(test_load_refused_when_memory_short),
 	{ 0 },
 };
 
