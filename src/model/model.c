@@ -243,6 +243,34 @@ uint32_t model_strmap_id(const struct model_strmap *map, uint32_t stream, uint32
 	return map_id(&l->streams[stream], local_id);
 }
 
+/* Record types whose first field is a time (and not a start, end pair). */
+static const unsigned char timed_point[TRACE_EV__COUNT] = {
+	[TRACE_EV_NVTX_MARK] = 1, [TRACE_EV_CPU_SAMPLE] = 1, [TRACE_EV_MEMORY] = 1,
+	[TRACE_EV_METRIC] = 1, [TRACE_EV_CAPTURE] = 1, [TRACE_EV_KMETRIC] = 1,
+};
+
+/* Does the row @rec of @type lie wholly outside the sink's window? */
+static int outside_window(const struct model_sink *sink, unsigned type, const void *rec)
+{
+	uint64_t se[2];
+
+	if (type >= TRACE_EV__COUNT)
+		return 0;
+	if (sink_has[type]) { /* the record types that start with start, end */
+		memcpy(se, rec, sizeof(se));
+		if (type == TRACE_EV_NVTX_RANGE && !se[1])
+			return se[0] > sink->window_hi; /* not ended yet: its end is not known */
+		if (se[1] < se[0])
+			se[1] = se[0];
+		return se[1] < sink->window_lo || se[0] > sink->window_hi;
+	}
+	if (timed_point[type]) {
+		memcpy(se, rec, sizeof(se[0]));
+		return se[0] < sink->window_lo || se[0] > sink->window_hi;
+	}
+	return 0;
+}
+
 static void load_entry(struct loader *l, uint32_t stream, unsigned type, const void *rec,
 		       size_t size)
 {
@@ -256,6 +284,8 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 		l->metrics_dropped++;
 		return;
 	}
+	if (l->sink && l->sink->window_hi && outside_window(l->sink, type, rec))
+		return;
 	m->events++;
 	if (l->sink && type < 32 && (l->sink->types & (1u << type))) {
 		sink_row(l, stream, type, rec);
@@ -844,6 +874,54 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 	}
 	loader_release(&l);
 	return 0;
+}
+
+/* model_report_span(): the span of the rows without ends, beside the loader's own. */
+struct span_sink {
+	uint64_t t_min, t_max;
+};
+
+static void span_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
+{
+	struct span_sink *s = ctx;
+	uint64_t t;
+
+	/* as model_finish(): marks and allocations count in the span, samples and metrics do not */
+	if (type != TRACE_EV_NVTX_MARK && type != TRACE_EV_MEMORY)
+		return;
+	memcpy(&t, rec, sizeof(t));
+	if (t && (!s->t_min || t < s->t_min))
+		s->t_min = t;
+	if (t > s->t_max)
+		s->t_max = t;
+	(void)stream;
+}
+
+int model_report_span(const char *path, uint64_t *t_min, uint64_t *t_max)
+{
+	struct span_sink ss = { 0, 0 };
+	struct model_sink sink = {
+		(1u << TRACE_EV_OSRT) | (1u << TRACE_EV_CPU_SAMPLE) | (1u << TRACE_EV_API) |
+			(1u << TRACE_EV_KERNEL) | (1u << TRACE_EV_MEMCPY) | (1u << TRACE_EV_MEMSET) |
+			(1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) | (1u << TRACE_EV_NVTX_MARK) |
+			(1u << TRACE_EV_METRIC) | (1u << TRACE_EV_KMETRIC),
+		&ss, span_row, NULL, NULL, 0, 0,
+	};
+	struct model m;
+	int ret;
+
+	model_init(&m);
+	ret = model_load_report_sink(&m, path, &sink);
+	if (!ret) {
+		*t_min = m.t_min;
+		*t_max = m.t_max;
+		if (ss.t_min && (!*t_min || ss.t_min < *t_min))
+			*t_min = ss.t_min;
+		if (ss.t_max > *t_max)
+			*t_max = ss.t_max;
+	}
+	model_release(&m);
+	return ret;
 }
 
 /* ---- finishing ---- */

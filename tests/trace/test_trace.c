@@ -768,6 +768,95 @@ static void test_load_refused_when_memory_short(void)
 #endif
 }
 
+/*
+ * The loader's window (struct model_sink window_lo/window_hi): rows wholly
+ * outside are not stored, and the load then clipped equals the whole load
+ * clipped; model_report_span() gives the whole load's span.  100 kernels
+ * and API calls 1 µs apart, a mark and an allocation each 10 µs, a start/end
+ * range opened at 5 µs and ended at 95 µs; the window is 20-30 µs.
+ */
+static void test_window_load(void)
+{
+	const char *path = tmp("win.gpuscope");
+	struct trace_builder b;
+	struct model whole, win;
+	struct model_sink sink = { 0 };
+	uint64_t t_min = 0, t_max = 0;
+
+	CHECK(trace_builder_open(&b, path, 1, 0) == 0);
+	for (int i = 0; i < 100; i++) {
+		struct trace_kernel k = { 0 };
+		struct trace_api a = { 0 };
+		k.start = 1000 + (uint64_t)i * 1000;
+		k.end = k.start + 500;
+		k.name_id = trace_builder_str(&b, "k");
+		trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+		a.start = k.start - 200;
+		a.end = k.start - 100;
+		a.pid = a.tid = 1;
+		trace_builder_add(&b, TRACE_EV_API, &a, sizeof(a));
+		if (i % 10 == 0) {
+			struct trace_nvtx_mark mk = { 0 };
+			struct trace_memory mem = { 0 };
+			mk.time = k.start + 1;
+			mk.pid = mk.tid = 1;
+			trace_builder_add(&b, TRACE_EV_NVTX_MARK, &mk, sizeof(mk));
+			mem.time = k.start + 2;
+			mem.op = TRACE_MEM_ALLOC;
+			mem.bytes = 4096;
+			trace_builder_add(&b, TRACE_EV_MEMORY, &mem, sizeof(mem));
+		}
+		if (i == 4) {
+			struct trace_nvtx_range r = { 0 };
+			r.start = 5000;
+			r.pid = r.tid = 1;
+			r.kind = TRACE_NVTX_STARTEND;
+			r.range_id = 7;
+			r.name_id = trace_builder_str(&b, "open");
+			trace_builder_add(&b, TRACE_EV_NVTX_RANGE, &r, sizeof(r));
+		}
+		if (i == 94) {
+			struct trace_nvtx_end e = { 7, 95000, 1, 0 };
+			trace_builder_add(&b, TRACE_EV_NVTX_END, &e, sizeof(e));
+		}
+		if (i % 25 == 24)
+			CHECK(trace_builder_flush(&b) == 0);
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+
+	model_init(&whole);
+	CHECK(model_load_report(&whole, path) == 0);
+	CHECK(model_report_span(path, &t_min, &t_max) == 0);
+	CHECK_EQ_U64(t_min, whole.t_min);
+	CHECK_EQ_U64(t_max, whole.t_max);
+	CHECK_EQ_U64(t_min, 800);       /* the first API call */
+	CHECK_EQ_U64(t_max, 100500);    /* the last kernel's end */
+
+	model_init(&win);
+	sink.window_lo = 20000;
+	sink.window_hi = 30000;
+	CHECK(model_load_report_sink(&win, path, &sink) == 0);
+	/* kernels 19..29 start 20000..30000 (19 ends at 20500); calls end 100 ns before their kernels */
+	CHECK_EQ_U64(win.kernels.n, 11);
+	CHECK_EQ_U64(win.api.n, 10);    /* calls 20..29: call 30 starts at 30800 */
+	CHECK_EQ_U64(win.marks.n, 1);   /* 21001; 31001 is past the window */
+	CHECK_EQ_U64(win.memory.n, 1);
+	CHECK_EQ_U64(win.nvtx.n, 1);    /* opened before the window, ended after it: it overlaps */
+	CHECK_EQ_U64(win.nvtx.v[0].end, 95000);
+	CHECK_EQ_U64(win.events, 11 + 10 + 1 + 1 + 1 + 1); /* and the range's end entry, always loaded */
+	model_clip(&whole, 20000, 30000);
+	model_clip(&win, 20000, 30000);
+	CHECK_EQ_U64(win.kernels.n, whole.kernels.n);
+	CHECK_EQ_U64(win.api.n, whole.api.n);
+	CHECK_EQ_U64(win.marks.n, whole.marks.n);
+	CHECK_EQ_U64(win.memory.n, whole.memory.n);
+	CHECK_EQ_U64(win.nvtx.n, whole.nvtx.n);
+	CHECK_EQ_U64(win.t_min, whole.t_min);
+	CHECK_EQ_U64(win.t_max, whole.t_max);
+	model_release(&win);
+	model_release(&whole);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_roundtrip),
 	GSTEST(test_no_overwrite),
@@ -791,6 +880,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_merge_failure_leaves_no_file),
 	GSTEST(test_sparse_file_not_read_through),
 	GSTEST(test_load_refused_when_memory_short),
+	GSTEST(test_window_load),
 	{ 0 },
 };
 
