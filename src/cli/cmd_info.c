@@ -28,13 +28,34 @@ struct count_row {
  * beside the counts: the threads they name (one slot per thread), the span
  * of the record types that have no end (marks, allocations; the loader
  * keeps the span of the others), and one kernel row per process, which
- * model_finish() needs to number GPU metrics by CUDA device.  NVTX ranges
- * (joined with their ends), GPU metrics, devices, names, strings and
- * warnings are still loaded as before.
+ * model_finish() needs to number GPU metrics by CUDA device; NVTX ranges
+ * are counted too, but for the start/end ranges still open when written,
+ * which are kept (40 bytes each) to be joined with their ends.  GPU
+ * metrics (a few per second per GPU), devices, names, strings and warnings
+ * are still loaded as before.
  */
 #define INFO_SINK_TYPES ((1u << TRACE_EV_OSRT) | (1u << TRACE_EV_CPU_SAMPLE) | (1u << TRACE_EV_API) | \
 			 (1u << TRACE_EV_KERNEL) | (1u << TRACE_EV_MEMCPY) | (1u << TRACE_EV_MEMSET) | \
-			 (1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) | (1u << TRACE_EV_NVTX_MARK))
+			 (1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) | (1u << TRACE_EV_NVTX_MARK) | \
+			 (1u << TRACE_EV_NVTX_RANGE) | (1u << TRACE_EV_NVTX_END))
+
+/*
+ * A start/end NVTX range is written open (end 0) and ended by an NVTX_END
+ * entry of the same stream and range id: `info` keeps only these (and the
+ * ends) to join them as the loader does (join_nvtx_ends() in model.c: each
+ * open start, in file order, takes the first unused end of its key).
+ */
+struct info_open_range {
+	uint64_t key;                 /* stream << 44 ^ range id, as the loader's */
+	uint64_t start, end;
+	uint32_t pid, tid;
+};
+
+struct info_end {
+	uint64_t key, end;
+	size_t idx;                   /* file order, for a stable sort */
+	int used;
+};
 
 struct info_thread {
 	uint32_t pid, tid;
@@ -46,8 +67,11 @@ struct info_sink {
 	uint64_t count[TRACE_EV__COUNT];
 	struct info_thread *threads;  /* open addressing on (pid, tid); tid 0 = empty */
 	size_t nthreads, cap;
-	uint64_t t_min, t_max;        /* marks and allocations */
+	uint64_t t_min, t_max;        /* marks, allocations, ends of start/end ranges */
 	MODEL_TABLE(struct trace_kernel) kernel_pids; /* the first kernel of each pid */
+	MODEL_TABLE(struct info_open_range) open;
+	MODEL_TABLE(struct info_end) ends;
+	uint64_t nvtx_open;
 };
 
 static size_t thread_slot(const struct info_sink *is, uint32_t pid, uint32_t tid)
@@ -132,6 +156,32 @@ static void info_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
 	case TRACE_EV_MEMORY:
 		info_span(is, ((const struct trace_memory *)rec)->time);
 		break;
+	case TRACE_EV_NVTX_RANGE: {
+		const struct trace_nvtx_range *r = rec;
+		if (r->kind == TRACE_NVTX_STARTEND && !r->end) {
+			struct info_open_range *o = MODEL_PUSH(is->open);
+			o->key = ((uint64_t)stream << 44) ^ r->range_id;
+			o->start = r->start;
+			o->end = 0;
+			o->pid = r->pid;
+			o->tid = r->tid;
+			break;
+		}
+		if (!r->end)
+			is->nvtx_open++;
+		info_see_thread(is, r->pid, r->tid, r->start, r->end);
+		break;
+	}
+	case TRACE_EV_NVTX_END: {
+		const struct trace_nvtx_end *e = rec;
+		struct info_end *ie = MODEL_PUSH(is->ends);
+		is->count[type]--; /* not a range of its own */
+		ie->key = ((uint64_t)stream << 44) ^ e->range_id;
+		ie->end = e->end;
+		ie->idx = is->ends.n - 1;
+		ie->used = 0;
+		break;
+	}
 	case TRACE_EV_KERNEL: {
 		const struct trace_kernel *k = rec;
 		size_t i;
@@ -146,7 +196,44 @@ static void info_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
 		break;
 	}
 	}
-	(void)stream;
+}
+
+static int cmp_info_end(const void *pa, const void *pb)
+{
+	const struct info_end *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Join the open start/end ranges with their ends; then count them as the loader's rows. */
+static void info_join(struct info_sink *is)
+{
+	if (is->ends.n)
+		qsort(is->ends.v, is->ends.n, sizeof(*is->ends.v), cmp_info_end);
+	for (size_t i = 0; i < is->open.n; i++) {
+		struct info_open_range *o = &is->open.v[i];
+		size_t lo = 0, hi = is->ends.n;
+		/* the first end of the key, then the first unused one */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (is->ends.v[mid].key < o->key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		while (lo < is->ends.n && is->ends.v[lo].key == o->key && is->ends.v[lo].used)
+			lo++;
+		if (lo < is->ends.n && is->ends.v[lo].key == o->key) {
+			o->end = is->ends.v[lo].end;
+			is->ends.v[lo].used = 1;
+			info_span(is, o->end);
+		} else {
+			is->nvtx_open++;
+		}
+		info_see_thread(is, o->pid, o->tid, o->start, o->end);
+	}
 }
 
 /* Called by the loader before model_finish(): hand it the threads and kernel pids. */
@@ -154,6 +241,8 @@ static void info_strings(void *ctx, const struct model_strmap *map)
 {
 	struct info_sink *is = ctx;
 	struct model *m = is->m;
+
+	info_join(is);
 
 	for (size_t i = 0; i < is->cap; i++) {
 		struct model_thread *t;
@@ -180,10 +269,17 @@ static int info_load_report(struct model *m, const char *path, struct info_sink 
 	if (model_load_report_sink(m, path, &sink) < 0) {
 		free(is->threads);
 		free(is->kernel_pids.v);
+		free(is->open.v);
+		free(is->ends.v);
 		return -1;
 	}
 	/* the representative kernels were for model_finish() only */
 	m->kernels.n = 0;
+	m->nvtx_open = is->nvtx_open;
+	free(is->open.v);
+	free(is->ends.v);
+	is->open.v = NULL;
+	is->ends.v = NULL;
 	if (is->t_min && (!m->t_min || is->t_min < m->t_min))
 		m->t_min = is->t_min;
 	if (is->t_max > m->t_max)
@@ -209,7 +305,7 @@ static size_t fill_counts(const struct model *m, const struct info_sink *is, str
 #define SROW(label, table, type) rows[k].name = label; rows[k].n = rows_of(is, type, m->table.n); k++
 	ROW("threads", threads);
 	ROW("devices", devices);
-	ROW("nvtx ranges", nvtx);
+	SROW("nvtx ranges", nvtx, TRACE_EV_NVTX_RANGE);
 	SROW("nvtx marks", marks, TRACE_EV_NVTX_MARK);
 	SROW("os runtime calls", osrt, TRACE_EV_OSRT);
 	SROW("cpu samples", cpu, TRACE_EV_CPU_SAMPLE);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -857,6 +858,97 @@ static void test_window_load(void)
 	model_release(&whole);
 }
 
+/* A report of @n kernels, each with its launch call and, every 50th, a push/pop range. */
+static void write_kernels(const char *path, uint64_t n)
+{
+	struct trace_builder b;
+	struct trace_process p = { 0 };
+
+	CHECK(trace_builder_open(&b, path, 1, 0) == 0);
+	p.pid = 3;
+	p.cmdline_id = trace_builder_str(&b, "./long");
+	trace_builder_add(&b, TRACE_EV_PROCESS, &p, sizeof(p));
+	for (uint64_t i = 0; i < n; i++) {
+		struct trace_kernel k = { 0 };
+		struct trace_api a = { 0 };
+		a.start = 1000 + i * 3000;
+		a.end = a.start + 800;
+		a.pid = 3;
+		a.tid = 3 + (uint32_t)(i % 4);
+		a.correlation = (uint32_t)i;
+		a.name_id = trace_builder_str(&b, "cudaLaunchKernel");
+		trace_builder_add(&b, TRACE_EV_API, &a, sizeof(a));
+		k.start = a.start + 1000;
+		k.end = k.start + 1500;
+		k.pid = 3;
+		k.correlation = (uint32_t)i;
+		k.name_id = trace_builder_str(&b, i & 1 ? "gemm" : "relu");
+		trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+		if (i % 50 == 0) {
+			struct trace_nvtx_range r = { 0 };
+			r.start = a.start;
+			r.end = k.end;
+			r.pid = 3;
+			r.tid = 3;
+			r.kind = TRACE_NVTX_PUSHPOP;
+			r.name_id = trace_builder_str(&b, "step");
+			trace_builder_add(&b, TRACE_EV_NVTX_RANGE, &r, sizeof(r));
+		}
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+}
+
+/* Peak RSS (KiB) of `gpuscope info @path`, its output to /dev/null; -1 when it fails. */
+static long info_rss_kb(const char *gpuscope, const char *path)
+{
+	struct rusage ru;
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		execl(gpuscope, gpuscope, "info", path, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	return ru.ru_maxrss;
+}
+
+/*
+ * Issue 19: `info` took 1.88 GB for a 104 MB report.  It streams now: its
+ * peak RSS on a report of 2,020,001 events is within 6 MiB of its peak on
+ * one of 202,001 (a whole model grows by about 100 B per event: 180 MiB
+ * here).  The 6 MiB allow for the reader's buffers and the allocator.
+ */
+static void test_info_memory_does_not_grow(void)
+{
+	const char *build = getenv("GS_BUILD_DIR");
+	const char *small = tmp("info-small.gpuscope"), *big = tmp("info-big.gpuscope");
+	char gpuscope[512];
+	long rs, rb;
+
+	if (!build) {
+		printf("# SKIP info memory: GS_BUILD_DIR is not set\n");
+		return;
+	}
+	snprintf(gpuscope, sizeof(gpuscope), "%s/gpuscope", build);
+	if (access(gpuscope, X_OK)) {
+		printf("# SKIP info memory: no %s\n", gpuscope);
+		return;
+	}
+	write_kernels(small, 100000);
+	write_kernels(big, 1000000);
+	rs = info_rss_kb(gpuscope, small);
+	rb = info_rss_kb(gpuscope, big);
+	printf("# info peak RSS: %ld KiB (202,001 events), %ld KiB (2,020,001 events)\n", rs, rb);
+	CHECK(rs > 0 && rb > 0);
+	CHECK(rb - rs < 6 * 1024);
+	unlink(small);
+	unlink(big);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_roundtrip),
 	GSTEST(test_no_overwrite),
@@ -881,6 +973,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_sparse_file_not_read_through),
 	GSTEST(test_load_refused_when_memory_short),
 	GSTEST(test_window_load),
+	GSTEST(test_info_memory_does_not_grow),
 	{ 0 },
 };
 
