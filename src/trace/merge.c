@@ -54,7 +54,8 @@ int trace_merge(const char *out, const char *const *inputs, size_t n, int excl)
 	tmp = xstrfmt("%s.tmp-%ld", out, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		error("cannot create '%s': %s", tmp, strerror(errno));
+		/* named as the output: the temporary is ours, the directory the user's */
+		error("cannot create '%s': %s", out, strerror(errno));
 		free(tmp);
 		return -1;
 	}
