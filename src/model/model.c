@@ -876,9 +876,24 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 	return 0;
 }
 
-/* model_report_span(): the span of the rows without ends, beside the loader's own. */
+/*
+ * model_report_span(): the span of the rows the loader's sunk span does not
+ * see: marks and allocations (no end), and the ends of start/end NVTX ranges
+ * (written open, ended by an NVTX_END entry).  Only those ranges' keys and
+ * the ends are kept, 16 bytes each, and matched as join_nvtx_ends() matches
+ * them: a key's starts take its ends, so min(starts, ends) of its ends count
+ * (in file order; the loader's order among surplus ends of one key is not
+ * defined, and such files are damaged).
+ */
+struct span_end {
+	uint64_t key, end;
+	size_t idx;                       /* file order */
+};
+
 struct span_sink {
 	uint64_t t_min, t_max;
+	MODEL_TABLE(uint64_t) starts;     /* keys of open start/end ranges */
+	MODEL_TABLE(struct span_end) ends;
 };
 
 static void span_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
@@ -886,6 +901,20 @@ static void span_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
 	struct span_sink *s = ctx;
 	uint64_t t;
 
+	if (type == TRACE_EV_NVTX_RANGE) {
+		const struct trace_nvtx_range *r = rec;
+		if (r->kind == TRACE_NVTX_STARTEND && !r->end)
+			*MODEL_PUSH(s->starts) = ((uint64_t)stream << 44) ^ r->range_id;
+		return;
+	}
+	if (type == TRACE_EV_NVTX_END) {
+		const struct trace_nvtx_end *e = rec;
+		struct span_end *se = MODEL_PUSH(s->ends);
+		se->key = ((uint64_t)stream << 44) ^ e->range_id;
+		se->end = e->end;
+		se->idx = s->ends.n - 1;
+		return;
+	}
 	/* as model_finish(): marks and allocations count in the span, samples and metrics do not */
 	if (type != TRACE_EV_NVTX_MARK && type != TRACE_EV_MEMORY)
 		return;
@@ -894,25 +923,70 @@ static void span_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
 		s->t_min = t;
 	if (t > s->t_max)
 		s->t_max = t;
-	(void)stream;
+}
+
+static int cmp_u64p_span(const void *a, const void *b)
+{
+	return cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
+}
+
+/* By key, then file order. */
+static int cmp_span_end(const void *pa, const void *pb)
+{
+	const struct span_end *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return cmp_u64(a->key, b->key);
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static void span_join(struct span_sink *s)
+{
+	size_t i = 0, j = 0;
+
+	if (!s->starts.n || !s->ends.n)
+		return;
+	qsort(s->starts.v, s->starts.n, sizeof(*s->starts.v), cmp_u64p_span);
+	qsort(s->ends.v, s->ends.n, sizeof(*s->ends.v), cmp_span_end);
+	while (i < s->starts.n && j < s->ends.n) {
+		uint64_t key = s->starts.v[i];
+		size_t ns = 0;
+		while (i < s->starts.n && s->starts.v[i] == key) {
+			i++;
+			ns++;
+		}
+		while (j < s->ends.n && s->ends.v[j].key < key)
+			j++;
+		while (j < s->ends.n && s->ends.v[j].key == key) {
+			if (ns) {
+				if (s->ends.v[j].end > s->t_max)
+					s->t_max = s->ends.v[j].end;
+				ns--;
+			}
+			j++;
+		}
+	}
 }
 
 int model_report_span(const char *path, uint64_t *t_min, uint64_t *t_max)
 {
-	struct span_sink ss = { 0, 0 };
+	struct span_sink ss;
 	struct model_sink sink = {
 		(1u << TRACE_EV_OSRT) | (1u << TRACE_EV_CPU_SAMPLE) | (1u << TRACE_EV_API) |
 			(1u << TRACE_EV_KERNEL) | (1u << TRACE_EV_MEMCPY) | (1u << TRACE_EV_MEMSET) |
 			(1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) | (1u << TRACE_EV_NVTX_MARK) |
-			(1u << TRACE_EV_METRIC) | (1u << TRACE_EV_KMETRIC),
+			(1u << TRACE_EV_METRIC) | (1u << TRACE_EV_KMETRIC) | (1u << TRACE_EV_NVTX_RANGE) |
+			(1u << TRACE_EV_NVTX_END),
 		&ss, span_row, NULL, NULL, 0, 0,
 	};
 	struct model m;
 	int ret;
 
+	memset(&ss, 0, sizeof(ss));
 	model_init(&m);
 	ret = model_load_report_sink(&m, path, &sink);
 	if (!ret) {
+		span_join(&ss);
 		*t_min = m.t_min;
 		*t_max = m.t_max;
 		if (ss.t_min && (!*t_min || ss.t_min < *t_min))
@@ -920,6 +994,8 @@ int model_report_span(const char *path, uint64_t *t_min, uint64_t *t_max)
 		if (ss.t_max > *t_max)
 			*t_max = ss.t_max;
 	}
+	free(ss.starts.v);
+	free(ss.ends.v);
 	model_release(&m);
 	return ret;
 }
