@@ -50,7 +50,6 @@ build/gpuscope info "$B" | sed -n '3,4p'
 measure "info, $small events" build/gpuscope info "$S"
 measure "info, $big events" build/gpuscope info "$B"
 measure "stats --start 100s --end 110s, $big events" build/gpuscope stats --start 100s --end 110s "$B"
-win=$(awk '/^ *kernels / {print $2}' "$dir/out.txt" 2>/dev/null | head -1)
 measure "analyze --start 100s --end 110s, $big events, ulimit -v ${limit_gb} GiB" \
   bash -c "ulimit -v $((limit_gb << 20)); exec build/gpuscope analyze --start 100s --end 110s '$B'"
 measure "analyze, whole, $small events" build/gpuscope analyze "$S"
