@@ -377,7 +377,9 @@ int cmd_dump(int argc, char **argv)
 			nk++;
 		}
 	}
-	qsort(keys, nk, sizeof(*keys), cmp_key);
+	/* a report with no events has no keys: qsort(NULL, 0) is undefined behaviour */
+	if (nk)
+		qsort(keys, nk, sizeof(*keys), cmp_key);
 	d.m = &m;
 	d.base = absolute ? 0 : m.t_min;
 	memset(&d.sb, 0, sizeof(d.sb));

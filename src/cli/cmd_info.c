@@ -4,6 +4,9 @@
 #include "commands.h"
 #include "../import/import.h"
 #include "../model/device_facts.h"
+#include "../trace/trace.h"
+
+#include <stdlib.h>
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -16,25 +19,306 @@ struct count_row {
 	size_t n;
 };
 
-static size_t fill_counts(const struct model *m, struct count_row *rows)
+/*
+ * Streaming `info` (issue 19: 1.88 GB to describe a 104 MB report).  The
+ * bulk record types of a long run (CUDA calls, kernels, copies, syncs, OS
+ * runtime calls, CPU samples, NVTX marks, allocations) are counted as they
+ * pass through the loader's sink and never stored, so the memory `info`
+ * needs does not grow with them.  What `info` prints from them is kept
+ * beside the counts: the threads they name (one slot per thread), the span
+ * of the record types that have no end (marks, allocations; the loader
+ * keeps the span of the others), and one kernel row per process, which
+ * model_finish() needs to number GPU metrics by CUDA device; NVTX ranges
+ * are counted too, but for the start/end ranges still open when written,
+ * which are kept (40 bytes each) to be joined with their ends.  GPU
+ * metrics (a few per second per GPU), devices, names, strings and warnings
+ * are still loaded as before.
+ */
+#define INFO_SINK_TYPES ((1u << TRACE_EV_OSRT) | (1u << TRACE_EV_CPU_SAMPLE) | (1u << TRACE_EV_API) | \
+			 (1u << TRACE_EV_KERNEL) | (1u << TRACE_EV_MEMCPY) | (1u << TRACE_EV_MEMSET) | \
+			 (1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) | (1u << TRACE_EV_NVTX_MARK) | \
+			 (1u << TRACE_EV_NVTX_RANGE) | (1u << TRACE_EV_NVTX_END))
+
+/*
+ * A start/end NVTX range is written open (end 0) and ended by an NVTX_END
+ * entry of the same stream and range id: `info` keeps only these (and the
+ * ends) to join them as the loader does (join_nvtx_ends() in model.c: each
+ * open start, in file order, takes the first unused end of its key).
+ */
+struct info_open_range {
+	uint64_t key;                 /* stream << 44 ^ range id, as the loader's */
+	uint64_t start, end;
+	uint32_t pid, tid;
+};
+
+struct info_end {
+	uint64_t key, end;
+	size_t idx;                   /* file order, for a stable sort */
+	int used;
+};
+
+struct info_thread {
+	uint32_t pid, tid;
+	uint64_t first, last;
+};
+
+struct info_sink {
+	struct model *m;
+	uint64_t count[TRACE_EV__COUNT];
+	struct info_thread *threads;  /* open addressing on (pid, tid); tid 0 = empty */
+	size_t nthreads, cap;
+	uint64_t t_min, t_max;        /* marks, allocations, ends of start/end ranges */
+	MODEL_TABLE(struct trace_kernel) kernel_pids; /* the first kernel of each pid */
+	MODEL_TABLE(struct info_open_range) open;
+	MODEL_TABLE(struct info_end) ends;
+	uint64_t nvtx_open;
+};
+
+static size_t thread_slot(const struct info_sink *is, uint32_t pid, uint32_t tid)
+{
+	size_t h = ((size_t)pid * 2654435761u ^ tid * 40503u) & (is->cap - 1);
+
+	while (is->threads[h].tid && (is->threads[h].pid != pid || is->threads[h].tid != tid))
+		h = (h + 1) & (is->cap - 1);
+	return h;
+}
+
+/* As model_finish()'s see_thread(): a thread row for (pid, tid), seen from @a to @b. */
+static void info_see_thread(struct info_sink *is, uint32_t pid, uint32_t tid, uint64_t a, uint64_t b)
+{
+	struct info_thread *t;
+
+	if (!tid)
+		return;
+	if (2 * (is->nthreads + 1) > is->cap) {
+		struct info_thread *old = is->threads;
+		size_t ocap = is->cap;
+		is->cap = ocap ? 2 * ocap : 256;
+		is->threads = xcalloc(is->cap, sizeof(*is->threads));
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].tid)
+				is->threads[thread_slot(is, old[i].pid, old[i].tid)] = old[i];
+		free(old);
+	}
+	t = &is->threads[thread_slot(is, pid, tid)];
+	if (!b)
+		b = a;
+	if (!t->tid) {
+		t->pid = pid;
+		t->tid = tid;
+		t->first = a;
+		t->last = b;
+		is->nthreads++;
+		return;
+	}
+	if (a && (!t->first || a < t->first))
+		t->first = a;
+	if (b > t->last)
+		t->last = b;
+}
+
+/* As model_finish()'s span() for the record types without an end. */
+static void info_span(struct info_sink *is, uint64_t a)
+{
+	if (a && (!is->t_min || a < is->t_min))
+		is->t_min = a;
+	if (a > is->t_max)
+		is->t_max = a;
+}
+
+static void info_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
+{
+	struct info_sink *is = ctx;
+
+	is->count[type]++;
+	switch (type) {
+	case TRACE_EV_OSRT: {
+		const struct trace_osrt *o = rec;
+		info_see_thread(is, o->pid, o->tid, o->start, o->end);
+		break;
+	}
+	case TRACE_EV_CPU_SAMPLE: {
+		const struct trace_cpu_sample *c = rec;
+		info_see_thread(is, c->pid, c->tid, c->time, 0);
+		break;
+	}
+	case TRACE_EV_API: {
+		const struct trace_api *a = rec;
+		info_see_thread(is, a->pid, a->tid, a->start, a->end);
+		break;
+	}
+	case TRACE_EV_NVTX_MARK: {
+		const struct trace_nvtx_mark *k = rec;
+		info_span(is, k->time);
+		info_see_thread(is, k->pid, k->tid, k->time, 0);
+		break;
+	}
+	case TRACE_EV_MEMORY:
+		info_span(is, ((const struct trace_memory *)rec)->time);
+		break;
+	case TRACE_EV_NVTX_RANGE: {
+		const struct trace_nvtx_range *r = rec;
+		if (r->kind == TRACE_NVTX_STARTEND && !r->end) {
+			struct info_open_range *o = MODEL_PUSH(is->open);
+			o->key = ((uint64_t)stream << 44) ^ r->range_id;
+			o->start = r->start;
+			o->end = 0;
+			o->pid = r->pid;
+			o->tid = r->tid;
+			break;
+		}
+		if (!r->end)
+			is->nvtx_open++;
+		info_see_thread(is, r->pid, r->tid, r->start, r->end);
+		break;
+	}
+	case TRACE_EV_NVTX_END: {
+		const struct trace_nvtx_end *e = rec;
+		struct info_end *ie = MODEL_PUSH(is->ends);
+		is->count[type]--; /* not a range of its own */
+		ie->key = ((uint64_t)stream << 44) ^ e->range_id;
+		ie->end = e->end;
+		ie->idx = is->ends.n - 1;
+		ie->used = 0;
+		break;
+	}
+	case TRACE_EV_KERNEL: {
+		const struct trace_kernel *k = rec;
+		size_t i;
+		for (i = 0; i < is->kernel_pids.n; i++)
+			if (is->kernel_pids.v[i].pid == k->pid)
+				break;
+		if (i == is->kernel_pids.n) {
+			struct trace_kernel *kp = MODEL_PUSH(is->kernel_pids);
+			*kp = *k;
+			kp->name_id = kp->mangled_id = 0; /* stream-local ids: not used */
+		}
+		break;
+	}
+	}
+}
+
+static int cmp_info_end(const void *pa, const void *pb)
+{
+	const struct info_end *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Join the open start/end ranges with their ends; then count them as the loader's rows. */
+static void info_join(struct info_sink *is)
+{
+	if (is->ends.n)
+		qsort(is->ends.v, is->ends.n, sizeof(*is->ends.v), cmp_info_end);
+	for (size_t i = 0; i < is->open.n; i++) {
+		struct info_open_range *o = &is->open.v[i];
+		size_t lo = 0, hi = is->ends.n;
+		/* the first end of the key, then the first unused one */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (is->ends.v[mid].key < o->key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		while (lo < is->ends.n && is->ends.v[lo].key == o->key && is->ends.v[lo].used)
+			lo++;
+		if (lo < is->ends.n && is->ends.v[lo].key == o->key) {
+			o->end = is->ends.v[lo].end;
+			is->ends.v[lo].used = 1;
+			info_span(is, o->end);
+		} else {
+			is->nvtx_open++;
+		}
+		info_see_thread(is, o->pid, o->tid, o->start, o->end);
+	}
+}
+
+/* Called by the loader before model_finish(): hand it the threads and kernel pids. */
+static void info_strings(void *ctx, const struct model_strmap *map)
+{
+	struct info_sink *is = ctx;
+	struct model *m = is->m;
+
+	info_join(is);
+
+	for (size_t i = 0; i < is->cap; i++) {
+		struct model_thread *t;
+		if (!is->threads[i].tid)
+			continue;
+		t = MODEL_PUSH(m->threads);
+		t->pid = is->threads[i].pid;
+		t->tid = is->threads[i].tid;
+		t->first = is->threads[i].first;
+		t->last = is->threads[i].last;
+	}
+	for (size_t i = 0; i < is->kernel_pids.n; i++)
+		*MODEL_PUSH(m->kernels) = is->kernel_pids.v[i];
+	(void)map;
+}
+
+/* Load report @path for `info`, counting the bulk rows in @is (see above). */
+static int info_load_report(struct model *m, const char *path, struct info_sink *is)
+{
+	struct model_sink sink = { INFO_SINK_TYPES, is, info_row, info_strings, NULL, 0, 0 };
+
+	memset(is, 0, sizeof(*is));
+	is->m = m;
+	if (model_load_report_sink(m, path, &sink) < 0) {
+		free(is->threads);
+		free(is->kernel_pids.v);
+		free(is->open.v);
+		free(is->ends.v);
+		return -1;
+	}
+	/* the representative kernels were for model_finish() only */
+	m->kernels.n = 0;
+	m->nvtx_open = is->nvtx_open;
+	free(is->open.v);
+	free(is->ends.v);
+	is->open.v = NULL;
+	is->ends.v = NULL;
+	if (is->t_min && (!m->t_min || is->t_min < m->t_min))
+		m->t_min = is->t_min;
+	if (is->t_max > m->t_max)
+		m->t_max = is->t_max;
+	model_apply_gpu_facts(m);
+	free(is->threads);
+	free(is->kernel_pids.v);
+	is->threads = NULL;
+	is->kernel_pids.v = NULL;
+	return 0;
+}
+
+/* Rows of a table: the sink's count where the sink took them. */
+static size_t rows_of(const struct info_sink *is, unsigned type, size_t stored)
+{
+	return is && (INFO_SINK_TYPES & (1u << type)) ? (size_t)is->count[type] : stored;
+}
+
+static size_t fill_counts(const struct model *m, const struct info_sink *is, struct count_row *rows)
 {
 	size_t k = 0;
 #define ROW(label, table) rows[k].name = label; rows[k].n = m->table.n; k++
+#define SROW(label, table, type) rows[k].name = label; rows[k].n = rows_of(is, type, m->table.n); k++
 	ROW("threads", threads);
 	ROW("devices", devices);
-	ROW("nvtx ranges", nvtx);
-	ROW("nvtx marks", marks);
-	ROW("os runtime calls", osrt);
-	ROW("cpu samples", cpu);
-	ROW("cuda api calls", api);
-	ROW("kernels", kernels);
-	ROW("memcpys", memcpys);
-	ROW("memsets", memsets);
-	ROW("syncs", syncs);
-	ROW("memory allocs/frees", memory);
+	SROW("nvtx ranges", nvtx, TRACE_EV_NVTX_RANGE);
+	SROW("nvtx marks", marks, TRACE_EV_NVTX_MARK);
+	SROW("os runtime calls", osrt, TRACE_EV_OSRT);
+	SROW("cpu samples", cpu, TRACE_EV_CPU_SAMPLE);
+	SROW("cuda api calls", api, TRACE_EV_API);
+	SROW("kernels", kernels, TRACE_EV_KERNEL);
+	SROW("memcpys", memcpys, TRACE_EV_MEMCPY);
+	SROW("memsets", memsets, TRACE_EV_MEMSET);
+	SROW("syncs", syncs, TRACE_EV_SYNC);
+	SROW("memory allocs/frees", memory, TRACE_EV_MEMORY);
 	ROW("gpu metric samples", metrics);
 	ROW("capture edges", captures);
 #undef ROW
+#undef SROW
 	return k;
 }
 
@@ -94,10 +378,10 @@ static void print_device_text(const struct model *m, const struct trace_device *
 	}
 }
 
-static void print_text(const struct model *m)
+static void print_text(const struct model *m, const struct info_sink *is)
 {
 	struct count_row rows[32];
-	size_t nrows = fill_counts(m, rows);
+	size_t nrows = fill_counts(m, is, rows);
 	char b1[64];
 	uint64_t total_drops = 0;
 
@@ -142,10 +426,10 @@ static void print_text(const struct model *m)
 		printf("  %s\n", m->warnings[i]);
 }
 
-static void print_json(const struct model *m)
+static void print_json(const struct model *m, const struct info_sink *is)
 {
 	struct count_row rows[32];
-	size_t nrows = fill_counts(m, rows);
+	size_t nrows = fill_counts(m, is, rows);
 	struct strbuf sb = STRBUF_INIT;
 
 	strbuf_addstr(&sb, "{\"report\":\"");
@@ -224,7 +508,8 @@ int cmd_info(int argc, char **argv)
 	};
 	const char *format = "text";
 	struct model m;
-	int c;
+	struct info_sink *is = NULL;
+	int c, ret;
 
 	opterr = 0;
 	optind = 1;
@@ -240,14 +525,22 @@ int cmd_info(int argc, char **argv)
 	if (optind != argc - 1)
 		return usage_error(info_usage, optind < argc ? "too many arguments" : "no report given");
 	model_init(&m);
-	if (load_input(&m, argv[optind]) < 0) {
+	if (trace_is_report(argv[optind]) == 1) {
+		is = xmalloc(sizeof(*is));
+		ret = info_load_report(&m, argv[optind], is);
+	} else {
+		ret = load_input(&m, argv[optind]);
+	}
+	if (ret < 0) {
+		free(is);
 		model_release(&m);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(format, "json"))
-		print_json(&m);
+		print_json(&m, is);
 	else
-		print_text(&m);
+		print_text(&m, is);
+	free(is);
 	model_release(&m);
 	return EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 void *model_table_push(void **v, size_t *n, size_t *alloc, size_t elem)
 {
@@ -242,6 +243,34 @@ uint32_t model_strmap_id(const struct model_strmap *map, uint32_t stream, uint32
 	return map_id(&l->streams[stream], local_id);
 }
 
+/* Record types whose first field is a time (and not a start, end pair). */
+static const unsigned char timed_point[TRACE_EV__COUNT] = {
+	[TRACE_EV_NVTX_MARK] = 1, [TRACE_EV_CPU_SAMPLE] = 1, [TRACE_EV_MEMORY] = 1,
+	[TRACE_EV_METRIC] = 1, [TRACE_EV_CAPTURE] = 1, [TRACE_EV_KMETRIC] = 1,
+};
+
+/* Does the row @rec of @type lie wholly outside the sink's window? */
+static int outside_window(const struct model_sink *sink, unsigned type, const void *rec)
+{
+	uint64_t se[2];
+
+	if (type >= TRACE_EV__COUNT)
+		return 0;
+	if (sink_has[type]) { /* the record types that start with start, end */
+		memcpy(se, rec, sizeof(se));
+		if (type == TRACE_EV_NVTX_RANGE && !se[1])
+			return se[0] > sink->window_hi; /* not ended yet: its end is not known */
+		if (se[1] < se[0])
+			se[1] = se[0];
+		return se[1] < sink->window_lo || se[0] > sink->window_hi;
+	}
+	if (timed_point[type]) {
+		memcpy(se, rec, sizeof(se[0]));
+		return se[0] < sink->window_lo || se[0] > sink->window_hi;
+	}
+	return 0;
+}
+
 static void load_entry(struct loader *l, uint32_t stream, unsigned type, const void *rec,
 		       size_t size)
 {
@@ -255,6 +284,8 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 		l->metrics_dropped++;
 		return;
 	}
+	if (l->sink && l->sink->window_hi && outside_window(l->sink, type, rec))
+		return;
 	m->events++;
 	if (l->sink && type < 32 && (l->sink->types & (1u << type))) {
 		sink_row(l, stream, type, rec);
@@ -676,6 +707,82 @@ static int load_chunk(struct loader *l, const struct trace_chunk_header *hdr,
 	return e < 0 ? -1 : 0;
 }
 
+/*
+ * Memory a whole load needs, per byte of decompressed event entries: rows
+ * are stored as their records (the 8-byte entry header dropped), in tables
+ * that grow by half (ALLOC_GROW), with the loader's per-row bookkeeping.
+ * Measured on the H200 recordings in tests/data: the loaded model (the old
+ * whole-model `info`) peaked at 1.1-1.2 × the entries' bytes above the
+ * program's own 5.5 MB, `analyze` at 2.1-2.75 ×.  1.25 is the model alone:
+ * a load is refused only when the model itself cannot fit, not when a
+ * command's work beside it might not (bench/RESULTS.md, "Long runs").
+ */
+#define MODEL_BYTES_PER_RAW 1.25
+/* Loads that need less than this are never refused: the estimate is coarse. */
+#define MODEL_CHECK_MIN (256ull << 20)
+
+/* Bytes this process may still allocate: the least of MemAvailable, RLIMIT_AS and RLIMIT_DATA headroom; 0 = unknown. */
+static uint64_t memory_available(void)
+{
+	uint64_t avail = 0, vm = 0, data = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+	struct rlimit rl;
+
+	if (f) {
+		unsigned long long kb;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+				avail = (uint64_t)kb << 10;
+		fclose(f);
+	}
+	f = fopen("/proc/self/status", "r");
+	if (f) {
+		unsigned long long kb;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+				vm = (uint64_t)kb << 10;
+			else if (sscanf(line, "VmData: %llu kB", &kb) == 1)
+				data = (uint64_t)kb << 10;
+		}
+		fclose(f);
+	}
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+		uint64_t left = rl.rlim_cur > vm ? rl.rlim_cur - vm : 0;
+		if (!avail || left < avail)
+			avail = left ? left : 1;
+	}
+	if (!getrlimit(RLIMIT_DATA, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+		uint64_t left = rl.rlim_cur > data ? rl.rlim_cur - data : 0;
+		if (!avail || left < avail)
+			avail = left ? left : 1;
+	}
+	return avail;
+}
+
+/*
+ * Refuse, with one line that says how much is needed, a whole load that
+ * cannot fit (issue 19: a 2.84 GB report was killed for memory at 23.5 GB
+ * with no message).  The estimate reads only the chunk headers.
+ */
+static int check_memory(struct trace_reader *r, const char *path)
+{
+	uint64_t raw, chunks, need, avail;
+	char b1[32], b2[32], b3[32];
+
+	trace_reader_sizes(r, &raw, &chunks);
+	need = (uint64_t)((double)raw * MODEL_BYTES_PER_RAW);
+	if (need < MODEL_CHECK_MIN)
+		return 0;
+	avail = memory_available();
+	if (!avail || need <= avail)
+		return 0;
+	return error("report '%s' needs about %s of memory to load whole (%s of events) and %s is "
+		     "available: `gpuscope info` and `gpuscope stats` (--start T --end T for a window) "
+		     "read it streaming", path, fmt_bytes(b1, sizeof(b1), (double)need),
+		     fmt_bytes(b2, sizeof(b2), (double)raw), fmt_bytes(b3, sizeof(b3), (double)avail));
+}
+
 int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink)
 {
 	struct trace_reader r;
@@ -686,6 +793,10 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 
 	if (trace_reader_open(&r, path) < 0)
 		return -1;
+	if (!sink && check_memory(&r, path) < 0) {
+		trace_reader_close(&r);
+		return -1;
+	}
 	memset(&l, 0, sizeof(l));
 	l.m = m;
 	l.sink = sink;
@@ -763,6 +874,130 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 	}
 	loader_release(&l);
 	return 0;
+}
+
+/*
+ * model_report_span(): the span of the rows the loader's sunk span does not
+ * see: marks and allocations (no end), and the ends of start/end NVTX ranges
+ * (written open, ended by an NVTX_END entry).  Only those ranges' keys and
+ * the ends are kept, 16 bytes each, and matched as join_nvtx_ends() matches
+ * them: a key's starts take its ends, so min(starts, ends) of its ends count
+ * (in file order; the loader's order among surplus ends of one key is not
+ * defined, and such files are damaged).
+ */
+struct span_end {
+	uint64_t key, end;
+	size_t idx;                       /* file order */
+};
+
+struct span_sink {
+	uint64_t t_min, t_max;
+	MODEL_TABLE(uint64_t) starts;     /* keys of open start/end ranges */
+	MODEL_TABLE(struct span_end) ends;
+};
+
+static void span_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
+{
+	struct span_sink *s = ctx;
+	uint64_t t;
+
+	if (type == TRACE_EV_NVTX_RANGE) {
+		const struct trace_nvtx_range *r = rec;
+		if (r->kind == TRACE_NVTX_STARTEND && !r->end)
+			*MODEL_PUSH(s->starts) = ((uint64_t)stream << 44) ^ r->range_id;
+		return;
+	}
+	if (type == TRACE_EV_NVTX_END) {
+		const struct trace_nvtx_end *e = rec;
+		struct span_end *se = MODEL_PUSH(s->ends);
+		se->key = ((uint64_t)stream << 44) ^ e->range_id;
+		se->end = e->end;
+		se->idx = s->ends.n - 1;
+		return;
+	}
+	/* as model_finish(): marks and allocations count in the span, samples and metrics do not */
+	if (type != TRACE_EV_NVTX_MARK && type != TRACE_EV_MEMORY)
+		return;
+	memcpy(&t, rec, sizeof(t));
+	if (t && (!s->t_min || t < s->t_min))
+		s->t_min = t;
+	if (t > s->t_max)
+		s->t_max = t;
+}
+
+static int cmp_u64p_span(const void *a, const void *b)
+{
+	return cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
+}
+
+/* By key, then file order. */
+static int cmp_span_end(const void *pa, const void *pb)
+{
+	const struct span_end *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return cmp_u64(a->key, b->key);
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static void span_join(struct span_sink *s)
+{
+	size_t i = 0, j = 0;
+
+	if (!s->starts.n || !s->ends.n)
+		return;
+	qsort(s->starts.v, s->starts.n, sizeof(*s->starts.v), cmp_u64p_span);
+	qsort(s->ends.v, s->ends.n, sizeof(*s->ends.v), cmp_span_end);
+	while (i < s->starts.n && j < s->ends.n) {
+		uint64_t key = s->starts.v[i];
+		size_t ns = 0;
+		while (i < s->starts.n && s->starts.v[i] == key) {
+			i++;
+			ns++;
+		}
+		while (j < s->ends.n && s->ends.v[j].key < key)
+			j++;
+		while (j < s->ends.n && s->ends.v[j].key == key) {
+			if (ns) {
+				if (s->ends.v[j].end > s->t_max)
+					s->t_max = s->ends.v[j].end;
+				ns--;
+			}
+			j++;
+		}
+	}
+}
+
+int model_report_span(const char *path, uint64_t *t_min, uint64_t *t_max)
+{
+	struct span_sink ss;
+	struct model_sink sink = {
+		(1u << TRACE_EV_OSRT) | (1u << TRACE_EV_CPU_SAMPLE) | (1u << TRACE_EV_API) |
+			(1u << TRACE_EV_KERNEL) | (1u << TRACE_EV_MEMCPY) | (1u << TRACE_EV_MEMSET) |
+			(1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) | (1u << TRACE_EV_NVTX_MARK) |
+			(1u << TRACE_EV_METRIC) | (1u << TRACE_EV_KMETRIC) | (1u << TRACE_EV_NVTX_RANGE) |
+			(1u << TRACE_EV_NVTX_END),
+		&ss, span_row, NULL, NULL, 0, 0,
+	};
+	struct model m;
+	int ret;
+
+	memset(&ss, 0, sizeof(ss));
+	model_init(&m);
+	ret = model_load_report_sink(&m, path, &sink);
+	if (!ret) {
+		span_join(&ss);
+		*t_min = m.t_min;
+		*t_max = m.t_max;
+		if (ss.t_min && (!*t_min || ss.t_min < *t_min))
+			*t_min = ss.t_min;
+		if (ss.t_max > *t_max)
+			*t_max = ss.t_max;
+	}
+	free(ss.starts.v);
+	free(ss.ends.v);
+	model_release(&m);
+	return ret;
 }
 
 /* ---- finishing ---- */

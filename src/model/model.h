@@ -210,10 +210,31 @@ struct model_sink {
 	void (*row)(void *ctx, uint32_t stream, unsigned type, const void *rec);
 	void (*strings)(void *ctx, const struct model_strmap *map);
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	/*
+	 * A window (absolute report times; window_hi == 0: none): rows of the
+	 * record types with times (ranges, calls, GPU work, marks, samples,
+	 * allocations, metrics, capture edges, kernel metrics) that end before
+	 * window_lo or start after window_hi are neither stored nor handed to
+	 * row(), so a load takes memory in proportion to the window.  A
+	 * start/end range not yet ended when it starts is kept when it starts
+	 * by window_hi (its end is not known then); model_clip() with the same
+	 * bounds trims exactly.  Processes, threads, devices, names, strings,
+	 * drops and warnings are always loaded.  Times relative to the report's
+	 * start need model_report_span() first.
+	 */
+	uint64_t window_lo, window_hi;
 };
 uint32_t model_strmap_id(const struct model_strmap *map, uint32_t stream, uint32_t local_id);
 /* model_load_report() with a sink (NULL = store everything). */
 int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink);
+
+/*
+ * model_report_span - the span (t_min, t_max) that model_load_report() of
+ * @path would give, read in one streaming pass that stores none of the
+ * timed rows but NVTX ranges (joined with their ends).  For a window
+ * relative to the report's start.  Returns 0, or -1 after error().
+ */
+int model_report_span(const char *path, uint64_t *t_min, uint64_t *t_max);
 
 /* Sort tables, join NVTX start/end pairs, compute the span.  Idempotent. */
 void model_finish(struct model *m);

@@ -2,6 +2,15 @@
  * prom.c - the Prometheus endpoint: the /metrics body in text format 0.0.4
  * with dcgm-exporter's names and labels, served by libmicrohttpd on its own
  * thread while the monitor keeps sampling.
+ *
+ * Hostile or slow clients (docs/monitor.md, "Prometheus"): the daemon's
+ * thread polls (epoll or poll, never a blocking read), so a slow client
+ * holds a connection, not the thread; a connection idle for
+ * PROM_TIMEOUT_S is closed; one client address may hold PROM_PER_CLIENT
+ * connections and all clients together PROM_MAX_CONNECTIONS, beyond which
+ * new connections are closed at once.  It binds 127.0.0.1 unless an
+ * address is given: exporting to the network is a choice
+ * (`--prometheus 0.0.0.0:9400`).
  */
 #include "monitor.h"
 
@@ -190,6 +199,24 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	return ret;
 }
 
+/*
+ * A scrape is one request of a few hundred bytes on one (keep-alive)
+ * connection; 5 s idle is far beyond what a scraper needs between its
+ * request's bytes and ends a slow-loris connection soon.  Prometheus'
+ * default scrape interval is 15 s, so a kept-alive connection is closed
+ * between scrapes and opened again (cheap).
+ */
+#define PROM_TIMEOUT_S 5u
+/*
+ * Connections per client address: a scraper uses one; a few scrapers
+ * behind one address (NAT, an HA pair) fit in 16.  Past it one client's
+ * connections are closed as they come, so 2,000 slow connections from one
+ * address cannot crowd out the others.
+ */
+#define PROM_PER_CLIENT 16u
+/* All clients together: well below the descriptors a process gets (1024). */
+#define PROM_MAX_CONNECTIONS 256u
+
 struct mon_prom *mon_prom_start(const char *listen, unsigned *port)
 {
 	struct sockaddr_in sa;
@@ -202,7 +229,7 @@ struct mon_prom *mon_prom_start(const char *listen, unsigned *port)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_ANY);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* "PORT" alone: this host only */
 	pn = strtol(ps, &end, 10);
 	if (!*ps || *end || pn < 0 || pn > 65535) {
 		error("bad --prometheus '%s': expected [ADDR:]PORT, e.g. 9400 or 127.0.0.1:9400", listen);
@@ -225,9 +252,12 @@ struct mon_prom *mon_prom_start(const char *listen, unsigned *port)
 	sa.sin_port = htons((uint16_t)pn);
 	p = xcalloc(1, sizeof(*p));
 	pthread_mutex_init(&p->lock, NULL);
+	/* AUTO: epoll where the system has it, else poll (select only as the last resort) */
 	p->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, (uint16_t)pn, NULL, NULL, answer, p,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+				MHD_OPTION_CONNECTION_TIMEOUT, PROM_TIMEOUT_S,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, PROM_PER_CLIENT,
+				MHD_OPTION_CONNECTION_LIMIT, PROM_MAX_CONNECTIONS, MHD_OPTION_END);
 	if (!p->d) {
 		error("cannot serve Prometheus metrics on '%s': address in use or not available", listen);
 		pthread_mutex_destroy(&p->lock);

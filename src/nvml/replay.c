@@ -35,6 +35,39 @@ struct replay {
 	unsigned ngpus;
 };
 
+/*
+ * A replay line nests four levels (line object, "r", a reading, its values).
+ * yajl's tree parser builds and frees a tree by recursion, one C frame per
+ * level, so a line of 500,000 brackets overflows the stack; lines nested
+ * deeper than REPLAY_MAX_DEPTH are refused before they are parsed.  64
+ * leaves a newer writer room and costs a few KiB of stack at most.
+ */
+#define REPLAY_MAX_DEPTH 64
+
+/* Does the JSON text @s (of @len bytes) nest deeper than REPLAY_MAX_DEPTH? */
+static int too_deep(const char *s, size_t len)
+{
+	int depth = 0, in_str = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = 0;
+		} else if (c == '"') {
+			in_str = 1;
+		} else if (c == '[' || c == '{') {
+			if (++depth > REPLAY_MAX_DEPTH)
+				return 1;
+		} else if (c == ']' || c == '}') {
+			depth--;
+		}
+	}
+	return 0;
+}
+
 static yajl_val get(yajl_val obj, const char *key)
 {
 	const char *path[] = { key, NULL };
@@ -144,6 +177,14 @@ static int replay_open(struct nvml *n, const char *path, char *why, size_t whyle
 		lineno++;
 		if (len == 1 && line[0] == '\n')
 			continue;
+		if (too_deep(line, (size_t)len)) {
+			snprintf(why, whylen, "replay '%s': line %u: JSON nested deeper than %d levels",
+				 path, lineno, REPLAY_MAX_DEPTH);
+			free(line);
+			fclose(f);
+			replay_free(rp);
+			return -1;
+		}
 		v = yajl_tree_parse(line, err, sizeof(err));
 		if (!v || !YAJL_IS_OBJECT(v)) {
 			problem = "not a JSON object";

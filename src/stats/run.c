@@ -81,6 +81,7 @@ int stats_run_report(const char *path, const char *const *names, size_t n,
 	struct model_sink sink = { 0 };
 	struct model m;
 	unsigned stream_types = 0, keep_types = 0;
+	uint64_t span_min = 0, span_max = 0; /* the report's, for a window (below) */
 	int filtered = o && (o->start || o->end || o->nvtx), ret = 0;
 	size_t done = 0;
 
@@ -119,11 +120,30 @@ int stats_run_report(const char *path, const char *const *names, size_t n,
 	sink.row = lean_row;
 	sink.strings = lean_strings;
 	sink.progress = lean_progress;
-
+	/*
+	 * A time window (--start/--end): rows wholly outside it are not stored
+	 * (the loader's window, model.h), so memory follows the window, not the
+	 * file.  The window counts from the report's first event, so a
+	 * streaming pass finds the report's span first; the model then keeps
+	 * that span, as a whole load would, for the times the reports print.
+	 */
+	if (o && (o->start || o->end)) {
+		if (o->relative && model_report_span(path, &span_min, &span_max) < 0) {
+			model_init(&m);
+			ret = -1;
+			goto out;
+		}
+		sink.window_lo = (o->relative ? span_min : 0) + o->start;
+		sink.window_hi = o->end ? (o->relative ? span_min : 0) + o->end : UINT64_MAX;
+	}
 	model_init(&m);
 	if (model_load_report_sink(&m, path, &sink) < 0) {
 		ret = -1;
 		goto out;
+	}
+	if (sink.window_hi && o->relative) {
+		m.t_min = span_min;
+		m.t_max = span_max;
 	}
 	stats_print_warnings(&m);
 	for (done = 0; done < n; done++) {

@@ -543,6 +543,7 @@ struct trace_reader {
 	void *dctx;
 	/* what was skipped, for `info` and warnings */
 	uint64_t chunks_read, chunks_bad, chunks_unknown, bytes_skipped;
+	uint64_t bytes_read;      /* read from the file so far (holes and skipped chunks are not read) */
 	int truncated;
 	char first_problem[256];
 };
@@ -565,6 +566,16 @@ int trace_reader_next(struct trace_reader *r, struct trace_chunk *c);
 void trace_reader_close(struct trace_reader *r);
 
 /*
+ * trace_reader_sizes - walk the chunk headers from the reader's position to
+ * the end, seeking over every payload (nothing is read or decompressed but
+ * 32 bytes a chunk), and add up the decompressed bytes of the event chunks
+ * in *raw_bytes and their count in *chunks.  Stops at the first header that
+ * is not valid (a damaged file is estimated from its valid prefix).  For
+ * memory estimates before a load; the reader is left at its position.
+ */
+void trace_reader_sizes(struct trace_reader *r, uint64_t *raw_bytes, uint64_t *chunks);
+
+/*
  * trace_entry_next - walk the entries of an EVENTS chunk.
  * @pos: in/out offset into @data.  Sets *type, *rec (the record, zero-padded
  * to the size this version knows, in @scratch when needed) and *size (the
@@ -579,7 +590,9 @@ int trace_entry_next(const unsigned char *data, size_t len, size_t *pos, unsigne
  * renumbering streams so that every input stream stays its own stream.
  * Damaged inputs contribute their whole chunks (with a warning); an input
  * that is not a report is an error.  @excl as for trace_writer_open().
- * Returns 0, or -1 after error() (the partial output is removed).
+ * The report is written to "@out.tmp-PID" and renamed to @out only when
+ * whole, so a failure (a full disk, a file-size limit) leaves no file at
+ * @out.  Returns 0, or -1 after error() (the temporary is removed).
  */
 int trace_merge(const char *out, const char *const *inputs, size_t n, int excl);
 

@@ -105,6 +105,26 @@ done
 each_reader good_warn chunkcut.gpuscope "$T/chunkcut.gpuscope"
 each_reader good_warn corrupt.gpuscope "$T/corrupt.gpuscope"
 
+# --- reports without events: a bare file header, and issue 19's 96-byte report
+# (one stream-end chunk of stream 0xFFFFFFFF).  Every command ends by itself
+# with 0, 1 or 2, and under the sanitizer build (scripts/test.sh) with no
+# report: `dump` sorted no rows with qsort(NULL, 0), `merge` read out of bounds.
+# no_crash CMD...: CMD exits 0, 1 or 2 and prints no sanitizer report
+no_crash() {
+  local rc=0
+  rows=$((rows + 1))
+  "$@" >"$T/out" 2>"$T/err" </dev/null || rc=$?
+  [ "$rc" -le 2 ] || fail "'$*' exited $rc: $(head -c 600 "$T/err")"
+  ! grep -qE 'runtime error|AddressSanitizer|LeakSanitizer' "$T/err" || fail "'$*': $(head -c 600 "$T/err")"
+}
+head -c 64 "$GOOD" >"$T/noevents.gpuscope"
+cp "$GS_SOURCE_DIR/tests/fuzz/corpus/merge/regress_stream_max.gpuscope" "$T/max.gpuscope"
+for in in "$T/noevents.gpuscope" "$T/max.gpuscope"; do
+  each_reader no_crash "$in"
+  no_crash "$G" merge --force -o "$T/merged-empty" "$in"
+done
+rm -f "$T/merged.gpuscope" "$T/merged-empty.gpuscope" "$T"/exp.* "$T/bl/nm.baseline"
+
 # --- valid inputs of every kind load (so the rows above fail for the input) ---
 for in in "$GOOD" "$D/cuda/h200_basic.gpuscope" "$KINETO" "$NSYS"; do
   for c in info dump stats analyze; do

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Run every fuzz target for a bounded time on its corpus in tests/fuzz/corpus/<name>/.
-# usage: run.sh BUILD_DIR SECONDS   (SECONDS is split over the targets)
+# usage: run.sh BUILD_DIR SECONDS [each]
+#   SECONDS is split over the targets; with "each", every target runs SECONDS
+#   (the long run of docs/fuzzing.md: run.sh build-fuzz 600 each).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 b=$1; secs=$2
 targets=("$b"/fuzz/fuzz_*)
 [ -e "${targets[0]}" ] || { echo "no fuzz targets built in $b/fuzz"; exit 1; }
-per=$(( secs / ${#targets[@]} )); [ $per -lt 5 ] && per=5
+per=$(( secs / ${#targets[@]} )); [ "${3:-}" = each ] && per=$secs; [ $per -lt 5 ] && per=5
 status=0
 for t in "${targets[@]}"; do
   name=$(basename "$t"); name=${name#fuzz_}

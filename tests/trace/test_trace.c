@@ -6,7 +6,12 @@
 #include "trace/trace.h"
 #include "util/util.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -543,6 +548,420 @@ static void test_huge_stream_id_is_skipped(void)
 	model_release(&m);
 }
 
+/* Issue 19: a chunk of stream 0xFFFFFFFF made the merger's map index wrap (s + 1 == 0). */
+static void test_merge_stream_id_max(void)
+{
+	const char *in = tmp("max.gpuscope"), *out = tmp("max-merged.gpuscope");
+	const char *inputs[1] = { in };
+	struct trace_builder b;
+	struct trace_kernel k = { 0 };
+	struct model m;
+
+	CHECK(trace_builder_open(&b, in, 1, 0) == 0);
+	k.start = 100;
+	k.end = 200;
+	k.name_id = trace_builder_str(&b, "kept");
+	trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+	CHECK(trace_builder_flush(&b) == 0);
+	/* the same entries again, as stream 0xFFFFFFFF */
+	b.stream = UINT32_MAX;
+	k.start = 300;
+	k.end = 400;
+	k.name_id = trace_builder_str(&b, "wrapped");
+	trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+	CHECK(trace_builder_close(&b, 0) == 0);
+	set_error_quiet(1);
+	CHECK(trace_merge(out, inputs, 1, 1) == 0);
+	set_error_quiet(0);
+	model_init(&m);
+	CHECK(model_load_report(&m, out) == 0);
+	CHECK_EQ_U64(m.kernels.n, 1); /* the out-of-range stream's chunks are skipped */
+	CHECK_STR(model_str(&m, m.kernels.v[0].name_id), "kept");
+	model_release(&m);
+}
+
+/* Is anything but "." and ".." in @dir? */
+static int dir_has_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * Issue 19: a disk that fills as the merge starts left a 0-byte report, and
+ * the next run refused with "already exists".  A file-size limit of 0 bytes
+ * (RLIMIT_FSIZE, what `ulimit -f 0` sets; this test runs in its own child
+ * process) fails the very first write, as a full disk does.
+ */
+static void test_merge_failure_leaves_no_file(void)
+{
+	const char *in = tmp("fs-in.gpuscope");
+	const char *inputs[1] = { in };
+	char dir[512], out[600];
+	struct rlimit rl = { 0, 0 };
+	struct rlimit old;
+
+	write_small(in, 0, 7, 1);
+	snprintf(dir, sizeof(dir), "%s/fsout", gstest_tmpdir());
+	CHECK(mkdir(dir, 0755) == 0);
+	snprintf(out, sizeof(out), "%s/merged.gpuscope", dir);
+	signal(SIGXFSZ, SIG_IGN); /* as gpuscope's main(): the write fails with EFBIG */
+	CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	rl.rlim_max = old.rlim_max;
+	CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	set_error_quiet(1);
+	CHECK(trace_merge(out, inputs, 1, 1) < 0);
+	set_error_quiet(0);
+	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	CHECK(access(out, F_OK) != 0);
+	CHECK_EQ_U64(dir_has_files(dir), 0); /* nor its temporary */
+	/* and the next merge, with room, succeeds */
+	CHECK(trace_merge(out, inputs, 1, 1) == 0);
+	CHECK(access(out, F_OK) == 0);
+	/* an existing report is refused before any work, and kept */
+	set_error_quiet(1);
+	CHECK(trace_merge(out, inputs, 1, 1) < 0);
+	set_error_quiet(0);
+	CHECK_EQ_U64(dir_has_files(dir), 1);
+}
+
+/* Does the file system of @path report the hole of a sparse file (SEEK_DATA)? */
+static int holes_reported(const char *path, off_t at)
+{
+	int fd = open(path, O_RDONLY);
+	off_t d;
+
+	if (fd < 0)
+		return 0;
+	d = lseek(fd, at, SEEK_DATA);
+	close(fd);
+	return d < 0 && errno == ENXIO;
+}
+
+/* Read every chunk of @path; returns the bytes the reader read. */
+static uint64_t read_all_chunks(const char *path, uint64_t *chunks)
+{
+	struct trace_reader r;
+	struct trace_chunk c;
+	uint64_t n;
+
+	CHECK(trace_reader_open(&r, path) == 0);
+	while (trace_reader_next(&r, &c) > 0)
+		;
+	n = r.bytes_read;
+	*chunks = r.chunks_read;
+	trace_reader_close(&r);
+	return n;
+}
+
+/*
+ * Issue 19: `info` on a 2 GB sparse file with a valid header read all of
+ * it, looking for a chunk header in the zeros (10 s).  Holes are skipped:
+ * the reader reads less than 1 MiB of a 2 GiB file, whether the hole
+ * follows whole chunks or the bare file header.
+ */
+static void test_sparse_file_not_read_through(void)
+{
+	const char *a = tmp("sparse-a.gpuscope"), *b = tmp("sparse-b.gpuscope");
+	const off_t big = (off_t)2 << 30;
+	struct trace_writer w;
+	uint64_t chunks;
+
+	write_small(a, 0, 9, 1);
+	CHECK(truncate(a, big) == 0);
+	if (!holes_reported(a, big - 4096)) {
+		printf("# SKIP sparse files: the file system of %s does not report holes\n",
+		       gstest_tmpdir());
+		unlink(a);
+		return;
+	}
+	CHECK(read_all_chunks(a, &chunks) < (1u << 20));
+	CHECK_EQ_U64(chunks, 4); /* three event chunks and the stream end */
+	CHECK(trace_writer_open(&w, b, 1) == 0);
+	CHECK(trace_writer_close(&w, 0) == 0);
+	CHECK(truncate(b, big) == 0);
+	CHECK(read_all_chunks(b, &chunks) < (1u << 20));
+	CHECK_EQ_U64(chunks, 0);
+	unlink(a);
+	unlink(b);
+}
+
+/* VmSize of this process in bytes, from /proc/self/status; 0 when unknown. */
+static uint64_t vm_size(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)kb << 10;
+}
+
+/*
+ * Issue 19: a report too big for memory was killed with no message.  A
+ * report of 8 event chunks of 64 MiB each (zeros: a few kB compressed) needs
+ * about 640 MiB to load whole; under an address-space limit 256 MiB above
+ * what the test uses, the load is refused with one error that says how much
+ * it needs and which commands read it streaming.
+ */
+static void test_load_refused_when_memory_short(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	printf("# SKIP memory estimate: AddressSanitizer reserves the address space RLIMIT_AS limits\n");
+#else
+	const char *path = tmp("huge.gpuscope");
+	const size_t len = (size_t)64 << 20;
+	struct trace_writer w;
+	struct rlimit rl, old;
+	struct model m;
+	char *zeros = calloc(1, len);
+	int fd[2], ret;
+	char msg[1024] = "";
+	ssize_t n;
+
+	CHECK(zeros != NULL);
+	CHECK(trace_writer_open(&w, path, 1) == 0);
+	for (int i = 0; i < 8; i++)
+		CHECK(trace_writer_chunk(&w, TRACE_CHUNK_EVENTS, 0, zeros, len, 1) == 0);
+	CHECK(trace_writer_close(&w, 0) == 0);
+	free(zeros);
+	CHECK(file_size(path) < (1 << 20));
+	CHECK(getrlimit(RLIMIT_AS, &old) == 0);
+	rl.rlim_cur = vm_size() + (256u << 20);
+	rl.rlim_max = old.rlim_max;
+	CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+	/* the error line, through a pipe in place of stderr */
+	CHECK(pipe(fd) == 0);
+	fflush(stderr);
+	{
+		int saved = dup(2);
+		dup2(fd[1], 2);
+		model_init(&m);
+		ret = model_load_report(&m, path);
+		model_release(&m);
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+	}
+	close(fd[1]);
+	n = read(fd[0], msg, sizeof(msg) - 1);
+	close(fd[0]);
+	if (n > 0)
+		msg[n] = '\0';
+	CHECK(setrlimit(RLIMIT_AS, &old) == 0);
+	CHECK(ret < 0);
+	CHECK_CONTAINS(msg, "huge.gpuscope' needs about 640.0 MiB of memory to load whole (512.0 MiB of events)");
+	CHECK_CONTAINS(msg, "`gpuscope info` and `gpuscope stats` (--start T --end T for a window) read it streaming");
+	CHECK(strchr(msg, '\n') == msg + strlen(msg) - 1); /* one line */
+	unlink(path);
+#endif
+}
+
+/*
+ * The loader's window (struct model_sink window_lo/window_hi): rows wholly
+ * outside are not stored, and the load then clipped equals the whole load
+ * clipped; model_report_span() gives the whole load's span.  100 kernels
+ * and API calls 1 µs apart, a mark and an allocation each 10 µs, a start/end
+ * range opened at 5 µs and ended at 95 µs; the window is 20-30 µs.
+ */
+static void test_window_load(void)
+{
+	const char *path = tmp("win.gpuscope");
+	struct trace_builder b;
+	struct model whole, win;
+	struct model_sink sink = { 0 };
+	uint64_t t_min = 0, t_max = 0;
+
+	CHECK(trace_builder_open(&b, path, 1, 0) == 0);
+	for (int i = 0; i < 100; i++) {
+		struct trace_kernel k = { 0 };
+		struct trace_api a = { 0 };
+		k.start = 1000 + (uint64_t)i * 1000;
+		k.end = k.start + 500;
+		k.name_id = trace_builder_str(&b, "k");
+		trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+		a.start = k.start - 200;
+		a.end = k.start - 100;
+		a.pid = a.tid = 1;
+		trace_builder_add(&b, TRACE_EV_API, &a, sizeof(a));
+		if (i % 10 == 0) {
+			struct trace_nvtx_mark mk = { 0 };
+			struct trace_memory mem = { 0 };
+			mk.time = k.start + 1;
+			mk.pid = mk.tid = 1;
+			trace_builder_add(&b, TRACE_EV_NVTX_MARK, &mk, sizeof(mk));
+			mem.time = k.start + 2;
+			mem.op = TRACE_MEM_ALLOC;
+			mem.bytes = 4096;
+			trace_builder_add(&b, TRACE_EV_MEMORY, &mem, sizeof(mem));
+		}
+		if (i == 4) {
+			struct trace_nvtx_range r = { 0 };
+			r.start = 5000;
+			r.pid = r.tid = 1;
+			r.kind = TRACE_NVTX_STARTEND;
+			r.range_id = 7;
+			r.name_id = trace_builder_str(&b, "open");
+			trace_builder_add(&b, TRACE_EV_NVTX_RANGE, &r, sizeof(r));
+		}
+		if (i == 94) {
+			struct trace_nvtx_end e = { 7, 95000, 1, 0 };
+			trace_builder_add(&b, TRACE_EV_NVTX_END, &e, sizeof(e));
+		}
+		if (i % 25 == 24)
+			CHECK(trace_builder_flush(&b) == 0);
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+
+	model_init(&whole);
+	CHECK(model_load_report(&whole, path) == 0);
+	CHECK(model_report_span(path, &t_min, &t_max) == 0);
+	CHECK_EQ_U64(t_min, whole.t_min);
+	CHECK_EQ_U64(t_max, whole.t_max);
+	CHECK_EQ_U64(t_min, 800);       /* the first API call */
+	CHECK_EQ_U64(t_max, 100500);    /* the last kernel's end */
+
+	model_init(&win);
+	sink.window_lo = 20000;
+	sink.window_hi = 30000;
+	CHECK(model_load_report_sink(&win, path, &sink) == 0);
+	/* kernels 19..29 start 20000..30000 (19 ends at 20500); calls end 100 ns before their kernels */
+	CHECK_EQ_U64(win.kernels.n, 11);
+	CHECK_EQ_U64(win.api.n, 10);    /* calls 20..29: call 30 starts at 30800 */
+	CHECK_EQ_U64(win.marks.n, 1);   /* 21001; 31001 is past the window */
+	CHECK_EQ_U64(win.memory.n, 1);
+	CHECK_EQ_U64(win.nvtx.n, 1);    /* opened before the window, ended after it: it overlaps */
+	CHECK_EQ_U64(win.nvtx.v[0].end, 95000);
+	CHECK_EQ_U64(win.events, 11 + 10 + 1 + 1 + 1 + 1); /* and the range's end entry, always loaded */
+	model_clip(&whole, 20000, 30000);
+	model_clip(&win, 20000, 30000);
+	CHECK_EQ_U64(win.kernels.n, whole.kernels.n);
+	CHECK_EQ_U64(win.api.n, whole.api.n);
+	CHECK_EQ_U64(win.marks.n, whole.marks.n);
+	CHECK_EQ_U64(win.memory.n, whole.memory.n);
+	CHECK_EQ_U64(win.nvtx.n, whole.nvtx.n);
+	CHECK_EQ_U64(win.t_min, whole.t_min);
+	CHECK_EQ_U64(win.t_max, whole.t_max);
+	model_release(&win);
+	model_release(&whole);
+}
+
+/* A report of @n kernels, each with its launch call and, every 50th, a push/pop range. */
+static void write_kernels(const char *path, uint64_t n)
+{
+	struct trace_builder b;
+	struct trace_process p = { 0 };
+
+	CHECK(trace_builder_open(&b, path, 1, 0) == 0);
+	p.pid = 3;
+	p.cmdline_id = trace_builder_str(&b, "./long");
+	trace_builder_add(&b, TRACE_EV_PROCESS, &p, sizeof(p));
+	for (uint64_t i = 0; i < n; i++) {
+		struct trace_kernel k = { 0 };
+		struct trace_api a = { 0 };
+		a.start = 1000 + i * 3000;
+		a.end = a.start + 800;
+		a.pid = 3;
+		a.tid = 3 + (uint32_t)(i % 4);
+		a.correlation = (uint32_t)i;
+		a.name_id = trace_builder_str(&b, "cudaLaunchKernel");
+		trace_builder_add(&b, TRACE_EV_API, &a, sizeof(a));
+		k.start = a.start + 1000;
+		k.end = k.start + 1500;
+		k.pid = 3;
+		k.correlation = (uint32_t)i;
+		k.name_id = trace_builder_str(&b, i & 1 ? "gemm" : "relu");
+		trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+		if (i % 50 == 0) {
+			struct trace_nvtx_range r = { 0 };
+			r.start = a.start;
+			r.end = k.end;
+			r.pid = 3;
+			r.tid = 3;
+			r.kind = TRACE_NVTX_PUSHPOP;
+			r.name_id = trace_builder_str(&b, "step");
+			trace_builder_add(&b, TRACE_EV_NVTX_RANGE, &r, sizeof(r));
+		}
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+}
+
+/* Peak RSS (KiB) of `gpuscope @argv...`, its output to /dev/null; -1 when it fails. */
+static long gpuscope_rss_kb(const char *gpuscope, char *const argv[])
+{
+	struct rusage ru;
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		execv(gpuscope, argv);
+		_exit(127);
+	}
+	if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	return ru.ru_maxrss;
+}
+
+/*
+ * Issue 19: `info` took 1.88 GB for a 104 MB report.  It streams now: its
+ * peak RSS on a report of 2,020,001 events is within 6 MiB of its peak on
+ * one of 202,001 (a whole model grows by about 100 B per event: 180 MiB
+ * here).  The 6 MiB allow for the reader's buffers and the allocator.
+ * The same for `stats` of a time window.
+ */
+static void test_info_and_stats_window_memory(void)
+{
+	const char *build = getenv("GS_BUILD_DIR");
+	const char *small = tmp("info-small.gpuscope"), *big = tmp("info-big.gpuscope");
+	char gpuscope[512];
+	long rs, rb;
+
+	if (!build) {
+		printf("# SKIP info memory: GS_BUILD_DIR is not set\n");
+		return;
+	}
+	snprintf(gpuscope, sizeof(gpuscope), "%s/gpuscope", build);
+	if (access(gpuscope, X_OK)) {
+		printf("# SKIP info memory: no %s\n", gpuscope);
+		return;
+	}
+	write_kernels(small, 100000);
+	write_kernels(big, 1000000);
+	rs = gpuscope_rss_kb(gpuscope, (char *[]){ gpuscope, "info", (char *)small, NULL });
+	rb = gpuscope_rss_kb(gpuscope, (char *[]){ gpuscope, "info", (char *)big, NULL });
+	printf("# info peak RSS: %ld KiB (202,001 events), %ld KiB (2,020,001 events)\n", rs, rb);
+	CHECK(rs > 0 && rb > 0);
+	CHECK(rb - rs < 6 * 1024);
+	/*
+	 * `stats` of a 10 ms window (3,334 kernels and calls, 3 µs apart) loads
+	 * only the window: the same 6 MiB bound between the two reports.
+	 */
+	rs = gpuscope_rss_kb(gpuscope, (char *[]){ gpuscope, "stats", "--start", "0.1", "--end", "0.11",
+						   (char *)small, NULL });
+	rb = gpuscope_rss_kb(gpuscope, (char *[]){ gpuscope, "stats", "--start", "0.1", "--end", "0.11",
+						   (char *)big, NULL });
+	printf("# stats --start 0.1 --end 0.11 peak RSS: %ld KiB (202,001 events), %ld KiB (2,020,001 events)\n",
+	       rs, rb);
+	CHECK(rs > 0 && rb > 0);
+	CHECK(rb - rs < 6 * 1024);
+	unlink(small);
+	unlink(big);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_roundtrip),
 	GSTEST(test_no_overwrite),
@@ -562,6 +981,12 @@ static const struct gstest tests[] = {
 	GSTEST(test_huge_string_id_is_skipped),
 	GSTEST(test_non_finite_metrics_dropped),
 	GSTEST(test_huge_stream_id_is_skipped),
+	GSTEST(test_merge_stream_id_max),
+	GSTEST(test_merge_failure_leaves_no_file),
+	GSTEST(test_sparse_file_not_read_through),
+	GSTEST(test_load_refused_when_memory_short),
+	GSTEST(test_window_load),
+	GSTEST(test_info_and_stats_window_memory),
 	{ 0 },
 };
 

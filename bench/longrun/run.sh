@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# bench/longrun/run.sh - reading a long run's report (issue 19, item 7).
+#
+#   bash bench/longrun/run.sh [EVENTS] [SMALL]     (default 100000000 10000000)
+#
+# Writes two synthetic reports through the real writer (trace_builder, via
+# bench/stats/gen_report.c: NVTX steps, kernel launches, copies, sets, syncs,
+# an OS-runtime read; about 3 µs of run time per event, so 100 M events are
+# a 5-minute run) of SMALL and EVENTS events under build/bench-longrun/ (not
+# in git), then measures with /usr/bin/time -v (peak RSS, wall):
+#   1. `info` of both: streaming, its peak RSS must not grow with the events;
+#   2. `stats --start 100s --end 110s` of the big one: a 10 s window;
+#   3. `analyze --start 100s --end 110s` of the big one, under an address-space
+#      limit (ulimit -v, LIMIT_GB, default 4) so that it cannot take the
+#      machine's memory: it loads the whole report, so it is refused (the
+#      one-line error) or killed when the whole does not fit;
+#   4. `analyze` of the whole small report: peak RSS per event.
+# Prints one line per measurement; bench/RESULTS.md ("Long runs") has the
+# figures of a run.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+big=${1:-100000000}
+small=${2:-10000000}
+limit_gb=${LIMIT_GB:-4}
+dir=build/bench-longrun
+mkdir -p "$dir"
+[ -x build/gpuscope ] || bash scripts/build.sh build >/dev/null
+cc -O2 -std=c11 -D_GNU_SOURCE -Isrc bench/stats/gen_report.c build/src/trace/libgs_trace.a \
+  build/src/util/libgs_util.a -lzstd -lm -o "$dir/gen_report"
+for n in "$small" "$big"; do
+  r="$dir/report-$n.gpuscope"
+  if [ ! -s "$r" ]; then
+    /usr/bin/time -f "%e s %M KB" -o "$dir/gen-$n.time" "$dir/gen_report" "$r" "$n"
+    echo "generated $r: $(stat -c %s "$r") bytes in $(cut -d' ' -f1-2 "$dir/gen-$n.time")"
+  fi
+done
+# measure NAME CMD...: peak RSS and wall of CMD (status and first error line too)
+measure() {
+  local name=$1 rc=0; shift
+  /usr/bin/time -v "$@" >"$dir/out.txt" 2>"$dir/time.txt" || rc=$?
+  local rss wall
+  rss=$(awk '/Maximum resident set size/ {print $NF}' "$dir/time.txt")
+  wall=$(awk '/Elapsed \(wall clock\)/ {print $NF}' "$dir/time.txt")
+  echo "$name: status $rc, peak RSS $rss KB, wall $wall$(grep -m1 'error:' "$dir/time.txt" | sed 's/^/, /')"
+  RSS_KB=$rss
+}
+S=$dir/report-$small.gpuscope
+B=$dir/report-$big.gpuscope
+build/gpuscope info "$B" | sed -n '3,4p'
+measure "info, $small events" build/gpuscope info "$S"
+measure "info, $big events" build/gpuscope info "$B"
+measure "stats --start 100s --end 110s, $big events" build/gpuscope stats --start 100s --end 110s "$B"
+measure "analyze --start 100s --end 110s, $big events, ulimit -v ${limit_gb} GiB" \
+  bash -c "ulimit -v $((limit_gb << 20)); exec build/gpuscope analyze --start 100s --end 110s '$B'"
+measure "analyze, whole, $small events" build/gpuscope analyze "$S"
+echo "analyze, whole, $small events: $(awk -v k="$RSS_KB" -v n="$small" 'BEGIN { printf "%.1f", k * 1024 / n }') B/event peak RSS"
