@@ -264,8 +264,22 @@ static uint32_t wstr_text(struct rm_writer *w, const char *s)
 
 #define ADD(type, rec) trace_builder_add(&w->b, type, &(rec), sizeof(rec))
 
+/*
+ * What the merge did over all inputs: one warning at the end, and one per
+ * input only where the merge is small (RM_LIST_INPUTS) or the input could
+ * not be refined.
+ */
+#define RM_LIST_INPUTS 8
+struct rm_summary {
+	struct strtab seen;        /* input warnings already written (ranks repeat them) */
+	size_t n, refined, wall_only, starts_only;
+	uint64_t err_max;
+	size_t err_at;             /* input index of err_max */
+	const char *ref_path;
+};
+
 static void write_rows(struct rm_writer *w, const struct rm_align *al, const char *path,
-		       int as_rank, int world, uint32_t main_pid)
+		       int as_rank, int world, uint32_t main_pid, struct rm_summary *sum, size_t idx)
 {
 	const struct model *m = w->m;
 	char b1[64], b2[64], b3[64];
@@ -447,13 +461,29 @@ static void write_rows(struct rm_writer *w, const struct rm_align *al, const cha
 		/* the importer's note that a Kineto trace holds one rank no longer holds */
 		if (!strncmp(s, "kineto: distributed run", 23))
 			continue;
+		if (strtab_find(&sum->seen, s) != UINT32_MAX)
+			continue; /* said for an earlier rank */
+		strtab_intern(&sum->seen, s);
 		strbuf_addstr(&sb, s);
 		r.pid = wpid(w, main_pid);
 		r.message_id = wstr_text(w, sb.buf);
 		strbuf_release(&sb);
 		ADD(TRACE_EV_WARNING, r);
 	}
-	{
+	if (!(al->flags & TRACE_PA_REFERENCE)) {
+		if (al->flags & TRACE_PA_CLOCK_COLL) {
+			sum->refined++;
+			if (al->err_max >= sum->err_max) {
+				sum->err_max = al->err_max;
+				sum->err_at = idx;
+			}
+		} else if (al->flags & TRACE_PA_CLOCK_WALL) {
+			sum->wall_only++;
+		} else {
+			sum->starts_only++;
+		}
+	}
+	if (sum->n <= RM_LIST_INPUTS || (!(al->flags & TRACE_PA_REFERENCE) && !(al->flags & TRACE_PA_CLOCK_COLL))) {
 		struct strbuf sb = STRBUF_INIT;
 		struct trace_warning r = { 0 };
 		strbuf_addf(&sb, "merge: '%s'", path);
@@ -478,6 +508,23 @@ static void write_rows(struct rm_writer *w, const struct rm_align *al, const cha
 				strbuf_addf(&sb, "): not refined, %zu collectives matched where %d are needed: error unknown",
 					    al->pairs, RM_MIN_PAIRS);
 		}
+		r.pid = wpid(w, main_pid);
+		r.message_id = wstr_text(w, sb.buf);
+		strbuf_release(&sb);
+		ADD(TRACE_EV_WARNING, r);
+	}
+	if (idx + 1 == sum->n && sum->n > 1) {
+		struct strbuf sb = STRBUF_INIT;
+		struct trace_warning r = { 0 };
+		strbuf_addf(&sb, "merge: %zu inputs on the clock of '%s': %zu aligned on collective ends",
+			    sum->n, sum->ref_path, sum->refined);
+		if (sum->refined)
+			strbuf_addf(&sb, " (residual error at most %s, input %zu)",
+				    fmt_duration(b1, sizeof(b1), (double)sum->err_max), sum->err_at + 1);
+		if (sum->wall_only)
+			strbuf_addf(&sb, ", %zu by wall-clock offsets alone (error unknown)", sum->wall_only);
+		if (sum->starts_only)
+			strbuf_addf(&sb, ", %zu by their first events alone (error unknown)", sum->starts_only);
 		r.pid = wpid(w, main_pid);
 		r.message_id = wstr_text(w, sb.buf);
 		strbuf_release(&sb);
@@ -593,6 +640,12 @@ int rank_merge(const char *out, const char *const *inputs, size_t n, const struc
 	int64_t ref_wall = 0;
 	int ref_wall_known = 0, ret = 0;
 	uint64_t ref_tmin = 0;
+	struct rm_summary sum;
+
+	memset(&sum, 0, sizeof(sum));
+	strtab_init(&sum.seen);
+	sum.n = n;
+	sum.ref_path = inputs[0];
 
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct model m;
@@ -626,7 +679,7 @@ int rank_merge(const char *out, const char *const *inputs, size_t n, const struc
 		if (trace_builder_open(&w.b, parts[i], 1, 0) < 0) {
 			ret = -1;
 		} else {
-			write_rows(&w, &al, inputs[i], o->as_ranks ? (int)i : -1, (int)n, main_pid);
+			write_rows(&w, &al, inputs[i], o->as_ranks ? (int)i : -1, (int)n, main_pid, &sum, i);
 			if (trace_builder_close(&w.b, 0) < 0)
 				ret = -1;
 		}
@@ -646,6 +699,7 @@ int rank_merge(const char *out, const char *const *inputs, size_t n, const struc
 	free(pids.v);
 	free(devs.v);
 	seq_release(&ref, 1);
+	strtab_release(&sum.seen);
 	return ret;
 }
 
