@@ -13,10 +13,12 @@
  * jitter, not one slow rank).
  *
  * Its own cause is read from the stretches before its late arrivals (from
- * its previous collective's end to the late one's start): GPU busy there is
- * compute (more work, or a slower GPU), GPU idle inside data-loading frames
- * is input, the rest of the idle time is host work (launch overhead, Python,
- * CPU contention or misplacement).  The largest is its top cause.
+ * its previous collective's end to the late one's start), against the
+ * other ranks' stretches before the same instance: what it spent there
+ * beyond their mean, split into GPU busy (compute: more work, or a slower
+ * GPU), GPU idle inside data-loading frames (input) and the rest of the idle
+ * time (host work: launch overhead, Python, CPU contention or
+ * misplacement).  The largest excess is its top cause.
  *
  * Gain: if the straggler arrived with the others, nobody would wait for it:
  * the waiting attributed to it over the analysed GPU time (the sum over GPUs
@@ -58,9 +60,9 @@ void rule_straggler(struct az_ctx *c, const struct az_rule *self)
 		return;
 	}
 	host = st->pre_ns - st->pre_busy_ns - st->pre_data_ns;
-	if (st->pre_busy_ns >= host && st->pre_busy_ns >= st->pre_data_ns)
+	if (st->excess_ns[0] >= st->excess_ns[2] && st->excess_ns[0] >= st->excess_ns[1])
 		cause = "compute";
-	else if (st->pre_data_ns >= host)
+	else if (st->excess_ns[1] >= st->excess_ns[2])
 		cause = "input";
 	else
 		cause = "host";
@@ -78,11 +80,16 @@ void rule_straggler(struct az_ctx *c, const struct az_rule *self)
 		}
 	strbuf_addch(&ev, '\n');
 	strbuf_addf(&ev, "before its late arrivals (%s in all) rank %d's GPU was busy %s, idle in data loading %s, "
-		    "idle while its host worked %s: its top cause is %s\n",
+		    "idle while its host worked %s\n",
 		    fmt_duration(b1, sizeof(b1), (double)st->pre_ns), st->rank,
 		    fmt_duration(b2, sizeof(b2), (double)st->pre_busy_ns),
 		    fmt_duration(b3, sizeof(b3), (double)st->pre_data_ns),
-		    fmt_duration(b4, sizeof(b4), (double)host),
+		    fmt_duration(b4, sizeof(b4), (double)host));
+	strbuf_addf(&ev, "more than the other ranks in the same stretches: GPU busy +%s, data loading +%s, host +%s: "
+		    "its top cause is %s\n",
+		    fmt_duration(b1, sizeof(b1), (double)st->excess_ns[0]),
+		    fmt_duration(b2, sizeof(b2), (double)st->excess_ns[1]),
+		    fmt_duration(b3, sizeof(b3), (double)st->excess_ns[2]),
 		    !strcmp(cause, "host") ? "host time between launches" : !strcmp(cause, "input") ? "input (data loading)"
 		    : "compute (more GPU work than the others, or a slower GPU)");
 	if (st->wait_ns * 10 < st->blame_ns)

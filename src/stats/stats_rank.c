@@ -331,13 +331,41 @@ size_t rank_stats_build(const struct model *m, struct rank_stats *s)
 				s->wait_ns += wait;
 			}
 			{
-				/* the stretch before the late arrival: what the last rank was doing */
-				uint64_t a = cv[last].prev_end ? cv[last].prev_end : L->first, b = cv[last].start;
-				struct rstate *x = &st[cv[last].row];
-				if (a < b) {
-					L->pre_ns += b - a;
-					L->pre_busy_ns += ivset_overlap(&x->busy, a, b);
-					L->pre_data_ns += ivset_overlap(&x->dataidle, a, b);
+				/*
+				 * The stretches before the instance, from each rank's previous
+				 * collective's end to its start: GPU busy, idle in data loading,
+				 * idle otherwise (host).  The last arriver's excess over the
+				 * others' mean, per part, says what made it late.
+				 */
+				double oth[3] = { 0, 0, 0 }, mine[3] = { 0, 0, 0 };
+				size_t no = 0;
+				for (size_t k = i; k < j; k++) {
+					struct rank_row *w = &s->v[cv[k].row];
+					struct rstate *x = &st[cv[k].row];
+					uint64_t a = cv[k].prev_end ? cv[k].prev_end : w->first, b = cv[k].start;
+					double part[3] = { 0, 0, 0 };
+					if (a < b) {
+						part[0] = (double)ivset_overlap(&x->busy, a, b);
+						part[1] = (double)ivset_overlap(&x->dataidle, a, b);
+						part[2] = (double)(b - a) - part[0] - part[1];
+						if (k == last) {
+							L->pre_ns += b - a;
+							L->pre_busy_ns += (uint64_t)part[0];
+							L->pre_data_ns += (uint64_t)part[1];
+						}
+					}
+					for (int q = 0; q < 3; q++) {
+						if (k == last)
+							mine[q] = part[q];
+						else
+							oth[q] += part[q];
+					}
+					no += k != last;
+				}
+				for (int q = 0; q < 3; q++) {
+					double ex = mine[q] - oth[q] / (double)no;
+					if (ex > 0)
+						L->excess_ns[q] += (uint64_t)ex;
 				}
 			}
 		}

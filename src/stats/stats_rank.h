@@ -41,6 +41,12 @@ struct rank_row {
 	uint64_t blame_ns;         /* the waiting of the others at the instances it arrived last */
 	/* the stretches before its last arrivals: from its previous collective's end to the late one's start */
 	uint64_t pre_ns, pre_busy_ns, pre_data_ns;
+	/*
+	 * In those stretches, its excess over the other ranks' mean stretch of
+	 * the same instance: [0] GPU busy (compute), [1] idle in data loading
+	 * (input), [2] other idle (host).  The largest says why it was late.
+	 */
+	uint64_t excess_ns[3];
 };
 
 struct rank_stats {
