@@ -45,7 +45,7 @@ CATEGORY_IDS = {
     "pageable-copy": ["pageable-copy"],
     "serial-copy": ["serial-copy"],
     "copy-bound": ["copy-bound"],
-    "exposed-communication": ["exposed-communication"],
+    "exposed-communication": ["exposed-communication", "straggler"],
     "tensor-cores-unused": ["tensor-cores-unused"],
     "under-filled": ["under-filled-launch"],
     "allocation": ["allocation-churn"],
