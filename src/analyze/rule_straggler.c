@@ -42,7 +42,9 @@ void rule_straggler(struct az_ctx *c, const struct az_rule *self)
 	const char *cause;
 	int others = 0;
 
-	if (!c->has_gpu || rank_stats_build(c->m, &s) < 2 || !s.instances) {
+	if (!c->has_gpu)
+		return;
+	if (rank_stats_build(c->m, &s) < 2 || !s.instances) {
 		rank_stats_release(&s);
 		return;
 	}

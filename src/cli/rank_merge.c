@@ -716,7 +716,7 @@ static void noop_strings(void *ctx, const struct model_strmap *map)
 int rank_merge_wanted(const char *const *inputs, size_t n)
 {
 	char *host = NULL;
-	int want = 0;
+	int want = 0, ret;
 	/* every timed record type: only processes, threads and strings are kept */
 	struct model_sink sink = {
 		.types = (1u << TRACE_EV_NVTX_RANGE) | (1u << TRACE_EV_OSRT) | (1u << TRACE_EV_API) |
@@ -731,7 +731,11 @@ int rank_merge_wanted(const char *const *inputs, size_t n)
 		if (trace_is_report(inputs[i]) != 1)
 			return 1;
 		model_init(&m);
-		if (model_load_report_sink(&m, inputs[i], &sink) == 0) {
+		/* a probe: an input that does not load is the plain merger's to report */
+		set_error_quiet(1);
+		ret = model_load_report_sink(&m, inputs[i], &sink);
+		set_error_quiet(0);
+		if (ret == 0) {
 			for (size_t p = 0; p < m.procs.n && !want; p++) {
 				const char *h = model_str(&m, m.procs.v[p].host_id);
 				if (!*h)
