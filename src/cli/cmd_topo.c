@@ -220,7 +220,7 @@ static void print_json(struct nvml *n, const struct topo_gpu *pc)
 	}
 	strbuf_addstr(&sb, "],\"findings\":[");
 	findings(n, pc, &f, &nf);
-	for (const char *p = f.buf, *e; *p; p = e + 1) {
+	for (const char *p = f.buf, *e; nf && *p; p = e + 1) {
 		char *line;
 		e = strchr(p, '\n');
 		line = xstrndup(p, (size_t)(e - p));

@@ -394,6 +394,103 @@ static void test_dlrm_straggler(void)
 	free(out);
 }
 
+/*
+ * NUMA placement: rank 0 has its CPUs on node 1 (cpu_nodes bit 1) while its
+ * GPU's numa_node metric says 0; 10 ms of HtoD copies in a 100 ms window
+ * on one GPU: gain 10 x copy_slowdown 0.5 / 100 = 5%.  Rank 1, on its
+ * GPU's node, has no finding.
+ */
+static void write_placed(const char *path, int rank, uint64_t cpu_nodes, int gpu_node)
+{
+	struct trace_builder b;
+	struct trace_process p = { 0 };
+	struct trace_proc_attr a;
+	struct trace_device d = { 0 };
+	struct trace_metric x = { 0 };
+	struct trace_kernel k = { 0 };
+	struct trace_memcpy c = { 0 };
+
+	CHECK(trace_builder_open(&b, path, 0, 0) == 0);
+	p.pid = 500 + (uint32_t)rank;
+	p.start_mono_ns = BASE;
+	p.start_realtime_ns = W0;
+	p.host_id = trace_builder_str(&b, "node0");
+	trace_builder_add(&b, TRACE_EV_PROCESS, &p, sizeof(p));
+	model_proc_attr_unknown(&a);
+	a.pid = p.pid;
+	a.rank = rank;
+	a.world_size = 2;
+	a.cpu_nodes = cpu_nodes;
+	a.mempolicy = 0;
+	a.cpus_id = trace_builder_str(&b, cpu_nodes == 2 ? "24-47" : "0-23");
+	trace_builder_add(&b, TRACE_EV_PROC_ATTR, &a, sizeof(a));
+	d.id = (uint32_t)rank;
+	d.pid = p.pid;
+	d.sm_count = 58;
+	d.name_id = trace_builder_str(&b, "NVIDIA L4");
+	trace_builder_add(&b, TRACE_EV_DEVICE, &d, sizeof(d));
+	x.time = BASE + 1 * MS;
+	x.device = (uint32_t)rank;
+	x.pid = p.pid;
+	x.value = gpu_node;
+	x.name_id = trace_builder_str(&b, "numa_node");
+	trace_builder_add(&b, TRACE_EV_METRIC, &x, sizeof(x));
+	k.pid = p.pid;
+	k.device = (uint32_t)rank;
+	k.start = BASE;
+	k.end = BASE + 90 * MS;
+	k.name_id = trace_builder_str(&b, "sm89_xmma_gemm_bf16bf16_bf16f32");
+	trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+	c.pid = p.pid;
+	c.device = (uint32_t)rank;
+	c.kind = COPY_HTOD;
+	c.src_kind = MEM_PINNED;
+	c.dst_kind = MEM_DEVICE;
+	c.bytes = 100 << 20;
+	c.start = BASE + 90 * MS;
+	c.end = BASE + 100 * MS;
+	trace_builder_add(&b, TRACE_EV_MEMCPY, &c, sizeof(c));
+	CHECK(trace_builder_close(&b, 0) == 0);
+}
+
+static void test_numa_placement(void)
+{
+	char *path = xstrfmt("%s/placed.gpuscope", gstest_tmpdir());
+	struct model m;
+	struct analyze_result r;
+	const struct finding *f = NULL;
+	size_t n = 0;
+
+	for (int rank = 0; rank < 2; rank++) {
+		write_placed(path, rank, rank == 0 ? 2 : 1, 0);
+		model_init(&m);
+		CHECK(model_load_report(&m, path) == 0);
+		CHECK(analyze_run(&m, NULL, &r) == 0);
+		f = NULL;
+		n = 0;
+		for (size_t i = 0; i < r.n; i++)
+			if (!strcmp(r.findings[i].id, "numa-placement")) {
+				f = &r.findings[i];
+				n++;
+			}
+		if (rank == 0) {
+			CHECK_EQ_U64(n, 1);
+			if (f) {
+				CHECK_STR(f->title, "Rank 0 runs on NUMA node 1 while its GPU 0 is attached to node 0");
+				CHECK_NEAR(f->gain, 0.05, 0.001);
+				CHECK(f->severity >= SEV_WARNING);
+				CHECK_CONTAINS(f->recommendation, "numactl --cpunodebind=0 --membind=0");
+			}
+		} else {
+			CHECK_EQ_U64(n, 0);
+		}
+		analyze_result_release(&r);
+		model_release(&m);
+		unlink(path);
+	}
+	free(path);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_alignment_recovers_skew),
 	GSTEST(test_straggler_host),
@@ -401,6 +498,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_rank_unknown),
 	GSTEST(test_kineto_distributed_info),
 	GSTEST(test_dlrm_straggler),
+	GSTEST(test_numa_placement),
 	{ 0 },
 };
 

@@ -52,7 +52,7 @@ CATEGORY_IDS = {
     "memory": ["memory-pressure"],
     "throttling": ["throttling"],
     "io": ["host-io"],
-    "other": ["gpu-starvation", "small-copies"],
+    "other": ["gpu-starvation", "small-copies", "numa-placement"],
 }
 NO_FINDING_CATEGORIES = ("healthy", "one-off")
 

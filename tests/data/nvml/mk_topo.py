@@ -25,7 +25,7 @@ LEVEL = {"PIX": 10, "PXB": 20, "PHB": 30, "NODE": 40, "SYS": 50}
 def gpu_static(i, name, bus, numa, cpus, gen_max, width_max, links, level_of, p2p_of, nvver):
     r = [["DeviceGetName", 0, 0, [], name],
          ["DeviceGetUUID", 0, 0, [], "GPU-%08d-0000-0000-0000-00000000000%d" % (i, i)],
-         ["DeviceGetPciInfo_v3", 0, 0, [0, int(bus.split(":")[1], 16), 0], bus],
+         ["DeviceGetPciInfo", 0, 0, [0, int(bus.split(":")[1], 16), 0], bus],
          ["DeviceGetMaxPcieLinkGeneration", 0, 0, [gen_max]],
          ["DeviceGetMaxPcieLinkWidth", 0, 0, [width_max]],
          ["DeviceGetNvLinkState.static", 0, 0 if links else NOT_SUPPORTED, [len(links)]]]
