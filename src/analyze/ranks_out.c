@@ -20,7 +20,8 @@ int az_print_ranks_text(FILE *f, const struct model *m)
 	struct rank_stats s;
 	char b[10][48];
 
-	if (!rank_stats_build(m, &s)) {
+	/* one rank alone (a single rank's trace, --rank N): the summary line says it all */
+	if (rank_stats_build(m, &s) < 2) {
 		rank_stats_release(&s);
 		return 0;
 	}
