@@ -412,7 +412,7 @@ static int rank_sum_run(const struct model *m, const struct stats_opts *o,
 	if (f->active)
 		st_note(t, "rank_sum covers each rank's whole run: --start/--end/--nvtx do not apply");
 	if (!rank_stats_build(m, &s)) {
-		st_empty(t, "%s: no process with a known rank (a report of a distributed run records them; merge the ranks' traces with `gpuscope merge`)",
+		st_empty(t, "%s: no ranks were recorded in this report (a distributed run records them; merge the ranks' traces with `gpuscope merge`)",
 			 t->report);
 		rank_stats_release(&s);
 		return 0;
