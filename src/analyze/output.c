@@ -2,6 +2,7 @@
  * output.c - the text and JSON forms of an analysis (schema in docs/rules.md).
  */
 #include "internal.h"
+#include "ranks_out.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -68,6 +69,8 @@ int analyze_print_text(FILE *f, const struct model *m, const struct analyze_resu
 		fprintf(f, "steps: %s\n", s->step_source);
 	for (size_t i = 0; i < r->nnotes; i++)
 		fprintf(f, "note: %s\n", r->notes[i]);
+	if (az_print_ranks_text(f, m) < 0) /* per-rank table (ranks_out.c) */
+		return -1;
 	for (size_t i = 0; i < r->noneoffs && i < 5; i++)
 		fprintf(f, "one-off: %s at %.6f s: %s\n", fmt_duration(b1, sizeof(b1), r->oneoffs[i].duration_s * 1e9),
 			r->oneoffs[i].start_s, r->oneoffs[i].what);
@@ -181,6 +184,8 @@ int analyze_print_json(FILE *f, const struct model *m, const struct analyze_resu
 	}
 	strbuf_addstr(&sb, "],\"one_off_s\":");
 	jnum(&sb, r->oneoff_s);
+	strbuf_addstr(&sb, ",\"ranks\":");
+	az_ranks_json(&sb, m); /* ranks_out.c */
 	strbuf_addstr(&sb, ",\"findings\":[");
 	for (size_t i = 0; i < r->n; i++) {
 		const struct finding *x = &r->findings[i];

@@ -20,8 +20,60 @@
  * GPU time (the sum over GPUs of their wall time).
  */
 #include "internal.h"
+#include "../model/kernel_class.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* Collectives by kind (kernel_collective()), for the evidence and the fix. */
+enum { CO_AR, CO_AG, CO_RS, CO_A2A, CO_SR, CO_BC, CO_RED, CO_OTHER, CO__N };
+static const char *const co_names[CO__N] = {
+	"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "send/recv", "broadcast", "reduce", "other",
+};
+
+static int co_kind(const char *name)
+{
+	const char *k = kernel_collective(name);
+
+	for (int i = 0; k && i < CO_OTHER; i++)
+		if (!strcmp(co_names[i], k))
+			return i;
+	return CO_OTHER;
+}
+
+/*
+ * Which wrapper the run used, from its CPU op and NVTX names (PyTorch's
+ * DistributedDataParallel.forward, FullyShardedDataParallel.forward, FSDP::
+ * ranges): 1 DDP, 2 FSDP (bits); and how many DDP forwards there were.
+ */
+static unsigned wrappers(const struct model *m, uint64_t *ddp_forwards)
+{
+	uint8_t *seen = xcalloc(m->str.nr + 1, 1);
+	unsigned w = 0;
+
+	*ddp_forwards = 0;
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		uint32_t id = m->nvtx.v[i].name_id;
+		if (id >= m->str.nr)
+			continue;
+		if (!seen[id]) {
+			const char *n = model_str(m, id);
+			seen[id] = 1;
+			if (strstr(n, "DistributedDataParallel"))
+				seen[id] = strstr(n, "forward") ? 4 : 2;
+			else if (strstr(n, "FullyShardedDataParallel") || !strncmp(n, "FSDP::", 6))
+				seen[id] = 3;
+		}
+		if (seen[id] == 2 || seen[id] == 4)
+			w |= 1;
+		if (seen[id] == 4)
+			(*ddp_forwards)++;
+		if (seen[id] == 3)
+			w |= 2;
+	}
+	free(seen);
+	return w;
+}
 
 void rule_comm(struct az_ctx *c, const struct az_rule *self)
 {
@@ -35,6 +87,9 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	double gain;
 	int t;
 	double *share_ns, *comm_ns, saved = 0;
+	uint64_t co_ns[CO__N] = { 0 }, co_exp[CO__N] = { 0 }, co_n[CO__N] = { 0 }, waits = 0, ddp_fw = 0;
+	unsigned wrap;
+	int top_co = -1;
 
 	if (!c->has_gpu)
 		return;
@@ -43,7 +98,7 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	comm_ns = xcalloc(c->nunits ? c->nunits : 1, sizeof(*comm_ns));
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
-		const struct az_unit *u;
+		struct az_unit *u;
 		double dur, blocks, f = 0;
 		uint32_t sms;
 		if (!az_in_win(c, k->start) || !az_is_comm(c, k))
@@ -52,6 +107,13 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 		az_tally_add(&names, k->name_id, k->end > k->start ? k->end - k->start : 0);
 		if (k->end <= k->start || !(u = az_unit_find(c, k->pid, k->device)))
 			continue;
+		{
+			int co = co_kind(model_str(m, k->name_id));
+			uint64_t d = k->end - k->start, ov = ivset_overlap(&u->compute, k->start, k->end);
+			co_ns[co] += d;
+			co_exp[co] += d > ov ? d - ov : 0;
+			co_n[co]++;
+		}
 		dur = (double)(k->end - k->start);
 		blocks = (double)az_kernel_blocks(k);
 		if ((sms = az_unit_sms(c, k->pid, k->device)))
@@ -82,6 +144,7 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 		wait = cm - umin < ex ? cm - umin : ex;
 		share = comm_ns[ui] > 0 ? share_ns[ui] / comm_ns[ui] : 0;
 		saved += (double)wait + (double)(ex - wait) * (1 - share);
+		waits += wait;
 		comm += cm;
 		exposed += ex;
 		nunits++;
@@ -117,23 +180,70 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	if ((t = az_tally_top(&names)) >= 0)
 		strbuf_addf(&ev, "most time in %s (%s)\n", model_str(m, (uint32_t)names.key[t]),
 			    fmt_duration(b1, sizeof(b1), (double)names.ns[t]));
+	{
+		int first = 1;
+		for (int co = 0; co < CO__N; co++) {
+			int best = -1;
+			for (int q = 0; q < CO__N; q++)
+				if (co_n[q] && (best < 0 || co_exp[q] > co_exp[best]))
+					best = q;
+			if (best < 0)
+				break;
+			if (top_co < 0)
+				top_co = best;
+			strbuf_addf(&ev, "%s%s %s exposed of %s (%llu kernels)", first ? "by collective: " : ", ",
+				    co_names[best], fmt_duration(b1, sizeof(b1), (double)co_exp[best]),
+				    fmt_duration(b2, sizeof(b2), (double)co_ns[best]), (unsigned long long)co_n[best]);
+			first = 0;
+			co_n[best] = 0;
+		}
+		if (!first)
+			strbuf_addstr(&ev, " (message sizes are not recorded: no bus bandwidth)\n");
+	}
 	if (nunits > 1 && umax > umin && (umax - umin) * 5 > umax)
 		strbuf_addf(&ev, "communication time differs across GPUs (%s to %s): the GPUs with more wait in "
 			    "collectives for slower ranks\n",
 			    fmt_duration(b1, sizeof(b1), (double)umin), fmt_duration(b2, sizeof(b2), (double)umax));
-	az_add(c, "exposed-communication", az_severity(gain), gain,
+	wrap = c->pytorch ? wrappers(m, &ddp_fw) : 0;
+	{
+		/* the fix the evidence supports */
+		struct strbuf rec = STRBUF_INIT;
+		if (waits * 2 > exposed)
+			strbuf_addstr(&rec, "Most of it is waiting for slower ranks (see the straggler finding and the per-rank "
+				      "table): balance the ranks first; tuning the collectives does not shorten a wait. ");
+		if ((wrap & 1) && top_co == CO_AR) {
+			strbuf_addstr(&rec, "DistributedDataParallel: overlap the gradient all-reduces with backward: tune "
+				      "bucket_cap_mb (fewer, larger buckets start as soon as they fill), "
+				      "gradient_as_bucket_view=True (no copy into the buckets), static_graph=True (buckets "
+				      "ready in a known order), avoid find_unused_parameters=True and host syncs between "
+				      "backward and the optimizer");
+			if (co_ns[CO_BC])
+				strbuf_addstr(&rec, "; broadcast_buffers=False when the buffers need no sync (a broadcast "
+					      "ran before forward)");
+			if (c->nsteps_nvtx && ddp_fw > c->nsteps_nvtx)
+				strbuf_addstr(&rec, "; several forwards per step (gradient accumulation): run all but the "
+					      "last micro-step under model.no_sync()");
+		} else if ((wrap & 2) && (top_co == CO_AG || top_co == CO_RS)) {
+			strbuf_addstr(&rec, "FSDP: prefetch the next all-gather (forward_prefetch=True, "
+				      "backward_prefetch=BackwardPrefetch.BACKWARD_PRE) so it overlaps compute; "
+				      "limit_all_gathers=True keeps the prefetch from growing memory");
+		} else if (c->pytorch) {
+			strbuf_addstr(&rec, "Overlap communication with compute: DistributedDataParallel buckets its "
+				      "all-reduces behind backward (bucket_cap_mb), FSDP prefetches its all-gathers "
+				      "(backward_prefetch/forward_prefetch); run other collectives on their own stream "
+				      "beside independent compute");
+		} else {
+			strbuf_addstr(&rec, "Run collectives on their own stream and overlap them with independent compute "
+				      "(chunk the buffers, launch the all-reduce of chunk i while computing chunk i+1); "
+				      "balance work across ranks so none waits in NCCL");
+		}
+		az_add(c, "exposed-communication", az_severity(gain), gain,
 	       "Communication not overlapped with compute",
 	       "sum over GPUs of (time waiting in collectives beyond the fastest GPU's communication time + the rest of "
 	       "the exposed communication x (1 - the SM share its kernels hold)) / analysed GPU time: balancing ranks "
 	       "removes the waits, overlapping hides the transfers but slows compute by the SMs they hold",
-	       ev.buf,
-	       c->pytorch
-	       ? "Overlap gradient communication with backward: DistributedDataParallel does it with buckets (tune "
-		 "bucket_cap_mb, avoid find_unused_parameters=True, no host syncs between backward and optimizer); with FSDP "
-		 "enable backward_prefetch/forward_prefetch; if one rank is slower (data, shapes, host work), balance it: "
-		 "the others wait inside NCCL"
-	       : "Run collectives on their own stream and overlap them with independent compute (chunk the buffers, "
-		 "launch the all-reduce of chunk i while computing chunk i+1); balance work across ranks so none waits in NCCL",
-	       where, nw);
+	       ev.buf, rec.buf, where, nw);
+		strbuf_release(&rec);
+	}
 	strbuf_release(&ev);
 }

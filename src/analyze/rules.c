@@ -67,6 +67,17 @@ static const struct az_param p_comm[] = {
 	{ NULL, 0, NULL },
 };
 
+static const struct az_param p_straggler[] = {
+	{ "min_late_share", 0.5, "a straggler arrives last at most of the collectives it shares: under half, the last place moves between ranks, which is jitter rather than one slow rank" },
+	MIN_GAIN,
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_placement[] = {
+	{ "copy_slowdown", 0.5, "host<->device copies from memory on the other socket reach about half the bandwidth (the seed guides: NUMA misbinding halves it; the socket link is narrower than PCIe x16 Gen5): half of their time is the cost" },
+	{ NULL, 0, NULL },
+};
+
 static const struct az_param p_tensor[] = {
 	{ "speedup", 0, "0 = by device, from the GPU table (docs/gpus.md): the dense TF32/FP32 peak ratio where TF32 is at least 1.5x FP32 (A100 8, H100 SXM/H200 7.4, B200 14.7, A10/L4/L40S 2, MI300X 4), else BF16-or-FP16/FP32 (V100 8, RTX 2080 Ti 4, RTX 3090/4090/5090 2); 4 when the GPU is not in the table" },
 	{ "min_share", 0.05, "non-tensor-core GEMM/convolution kernels must take at least 5% of GPU time to matter" },
@@ -123,6 +134,10 @@ const struct az_rule az_rules[] = {
 	  "pageable-copy,serial-copy,small-copies,copy-bound" },
 	{ "exposed-communication", "Communication not overlapped with compute", rule_comm, p_comm,
 	  "exposed-communication" },
+	{ "straggler", "One rank makes the others wait in collectives", rule_straggler, p_straggler,
+	  "straggler" },
+	{ "numa-placement", "A process runs off its GPU's NUMA node", rule_placement, p_placement,
+	  "numa-placement" },
 	{ "tensor-cores-unused", "GEMM/convolution kernels not using tensor cores", rule_tensor_cores,
 	  p_tensor, "tensor-cores-unused" },
 	{ "under-filled-launch", "Hot kernels with fewer blocks than SMs", rule_underfill, p_underfill,

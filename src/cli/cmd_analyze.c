@@ -13,7 +13,7 @@
 static const char analyze_usage[] =
 	"gpuscope analyze REPORT|TRACE.json|EXPORT.sqlite [--format text|json]\n"
 	"                 [--start T] [--end T] [--nvtx RANGE] [--step RANGE] [--set rule.key=value ...]\n"
-	"                 [--data-range PATTERN ...]\n"
+	"                 [--data-range PATTERN ...] [--rank N]\n"
 	"                 [--critical-path [--cp-annotation NAME] [--cp-instance N]]\n"
 	"       gpuscope analyze --rules    (the rules and their thresholds)\n"
 	"  T is a time from the start of the report (\"1.5s\", \"200ms\"; seconds by default)\n"
@@ -47,7 +47,7 @@ int cmd_analyze(int argc, char **argv)
 	struct analyze_result r;
 	struct model m;
 	struct critpath_opts cpo = { 0 };
-	int cp_on = 0;
+	int cp_on = 0, rank = -1;
 	const char **set = xcalloc((size_t)argc + 1, sizeof(*set));
 	const char **ranges = xcalloc((size_t)argc + 1, sizeof(*ranges));
 	size_t nset = 0, nranges = 0;
@@ -80,6 +80,17 @@ int cmd_analyze(int argc, char **argv)
 			if (!(v = opt_value(argc, argv, &i, "--data-range")))
 				goto missing;
 			ranges[nranges++] = v;
+		} else if (is_opt(a, "--rank")) {
+			/* one rank of a distributed run alone (docs/distributed.md) */
+			char *e;
+			if (!(v = opt_value(argc, argv, &i, "--rank")))
+				goto missing;
+			rank = (int)strtol(v, &e, 10);
+			if (*e || rank < 0) {
+				free(set);
+				free(ranges);
+				return usage_error(analyze_usage, "bad rank '%s'", v);
+			}
 		} else if (!strcmp(a, "--critical-path")) {
 			/* HTA's critical path of one window (docs/critical-path.md) */
 			cp_on = 1;
@@ -125,7 +136,7 @@ int cmd_analyze(int argc, char **argv)
 	o.data_ranges = nranges ? ranges : NULL;
 
 	model_init(&m);
-	if (load_input(&m, path) < 0) {
+	if (load_input(&m, path) < 0 || (rank >= 0 && model_keep_rank(&m, rank) < 0)) {
 		model_release(&m);
 		free(set);
 		free(ranges);

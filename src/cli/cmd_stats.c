@@ -15,7 +15,7 @@
 static const char stats_usage[] =
 	"gpuscope stats [--report NAME]... [--format table|csv|json] [-o FILE]\n"
 	"                      [--timeunit ns|us|ms|s] [--start T] [--end T]\n"
-	"                      [--nvtx RANGE[@DOMAIN]] REPORT";
+	"                      [--nvtx RANGE[@DOMAIN]] [--rank N] REPORT";
 
 static void print_help(void)
 {
@@ -32,7 +32,8 @@ static void print_help(void)
 	       "                      a number with s, ms, us or ns; seconds when bare)\n"
 	       "      --end T         only rows that start at or before T\n"
 	       "      --nvtx R[@D]    only rows that overlap an instance of NVTX range R\n"
-	       "                      (in domain D)\n\n"
+	       "                      (in domain D)\n"
+	       "      --rank N        only the processes of rank N (a merged distributed run)\n\n"
 	       "Reports:\n");
 	for (size_t i = 0; n[i]; i++)
 		printf("  %-22s %s\n", n[i], stats_report_title(n[i]));
@@ -82,6 +83,7 @@ struct stats_args {
 	const char *format, *output, *input;
 	struct stats_opts o;
 	char *nvtx;
+	int rank;                  /* --rank N, -1 for all */
 };
 
 /* The value of option @name in argv[*i] ("--name V", "--name=V", "-x V"), or NULL. */
@@ -139,6 +141,7 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 	int bad = 0;
 
 	a->format = "table";
+	a->rank = -1;
 	a->o.timeunit = "ns";
 	a->o.relative = 1;
 	for (int i = 1; i < argc; i++) {
@@ -168,6 +171,11 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 				a->o.nvtx_domain = a->nvtx + (at - v) + 1;
 			}
 			a->o.nvtx = a->nvtx;
+		} else if ((v = opt_value(argc, argv, &i, "--rank", NULL, &bad))) {
+			char *e;
+			a->rank = (int)strtol(v, &e, 10);
+			if (*e || a->rank < 0)
+				return usage_error(stats_usage, "bad rank '%s'", v);
 		} else if (bad) {
 			return usage_error(stats_usage, NULL);
 		} else if (argv[i][0] == '-' && argv[i][1]) {
@@ -332,7 +340,7 @@ int cmd_stats(int argc, char **argv)
 	 * (model_load_report), but lean: see stats_run_report().  Other
 	 * inputs go through load_input() and the importers.
 	 */
-	if (trace_is_report(a.input) == 1) {
+	if (trace_is_report(a.input) == 1 && a.rank < 0) {
 		ret = stats_run_report(a.input, a.reports, a.nreports, &a.o, tables, progress_cb, &p);
 		progress_done(&p);
 		done = ret < 0 ? 0 : a.nreports;
@@ -340,6 +348,8 @@ int cmd_stats(int argc, char **argv)
 		struct model m;
 		model_init(&m);
 		ret = load_input(&m, a.input);
+		if (ret == 0 && a.rank >= 0)
+			ret = model_keep_rank(&m, a.rank);
 		if (ret == 0) {
 			stats_print_warnings(&m);
 			for (done = 0; done < a.nreports; done++)

@@ -35,6 +35,7 @@ int cmd_export(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 int cmd_health(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
 
 /*
  * Exit statuses shared by commands: 0 success, 1 a finding/regression/failed

@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{ "monitor", cmd_monitor, 0, "live GPU metrics, Prometheus endpoint and alerts" },
 	{ "health", cmd_health, 0, "check GPUs for throttling, PCIe, ECC and driver problems" },
 	{ "merge", cmd_merge, 0, "put several reports (processes, ranks) into one" },
+	{ "topo", cmd_topo, 0, "the GPUs of this host: NVLink/PCIe matrix, P2P, CPU and NUMA affinity" },
 };
 
 int usage_error(const char *usage, const char *fmt, ...)

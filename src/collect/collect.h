@@ -113,6 +113,8 @@ void cl_add_drops(unsigned source, uint64_t n);
 /* A one-line warning stored in the report ("CUDA tracing off: ..."). */
 void cl_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Write this process's TRACE_EV_PROC_ATTR record (procinfo.c; once, from cl_init()). */
+void cl_procinfo_emit(void);
 /* Write everything committed so far (all threads) to the part file. */
 void cl_flush_all(void);
 

@@ -128,7 +128,7 @@ static int edge_from_written, edge_until_written;
 /* Record types that are always written, whatever the capture state. */
 #define META_TYPES ((1u << TRACE_EV_STRING) | (1u << TRACE_EV_PROCESS) | (1u << TRACE_EV_THREAD) | \
 		    (1u << TRACE_EV_NAME) | (1u << TRACE_EV_DROPS) | (1u << TRACE_EV_CAPTURE) | \
-		    (1u << TRACE_EV_WARNING) | (1u << TRACE_EV_DEVICE))
+		    (1u << TRACE_EV_WARNING) | (1u << TRACE_EV_DEVICE) | (1u << TRACE_EV_PROC_ATTR))
 
 static uint32_t sys_gettid(void)
 {
@@ -1900,6 +1900,7 @@ int cl_init(void)
 			cl_emit_thread(t->tid, 0, TRACE_THREAD_START, cl_now());
 		}
 	}
+	cl_procinfo_emit(); /* rank, affinity, memory policy (procinfo.c) */
 	if (writer_start() < 0) {
 		atomic_store(&cl_live, 0);
 		cl_config.enabled = 0;

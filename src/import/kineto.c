@@ -1444,6 +1444,18 @@ static void finish_model(struct kparser *p)
 	if (p->saw_counter || p->saw_memory)
 		m->has |= MODEL_HAS_METRICS;
 
+	if ((p->has_rank || p->has_world_size) && p->host_pids.n) {
+		/* distributedInfo: the rank is the process that launches the GPU work */
+		struct trace_proc_attr a;
+		model_proc_attr_unknown(&a);
+		a.pid = u32(p->host_pids.v[0]);
+		if (p->has_rank && p->rank >= 0 && p->rank <= INT32_MAX)
+			a.rank = (int32_t)p->rank;
+		if (p->has_world_size && p->world_size > 0 && p->world_size <= INT32_MAX)
+			a.world_size = (int32_t)p->world_size;
+		a.launcher_id = model_intern(m, "kineto");
+		model_proc_set_attr(m, a.pid, &a);
+	}
 	if (p->has_rank || p->has_world_size || p->backend.len) {
 		struct strbuf sb = STRBUF_INIT;
 		strbuf_addstr(&sb, "kineto: distributed run");

@@ -19,6 +19,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define UNSET 0xff
 
@@ -545,4 +546,35 @@ const char *kernel_prec_name(enum kernel_prec prec)
 const char *kernel_tc_name(enum kernel_tc tc)
 {
 	return tc == KTC_YES ? "yes" : tc == KTC_NO ? "no" : "-";
+}
+
+/* Case-insensitive substring test. */
+static int has_word(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (; *s; s++)
+		if (!strncasecmp(s, w, n))
+			return 1;
+	return 0;
+}
+
+const char *kernel_collective(const char *name)
+{
+	/* the longer names first: ReduceScatter and AllReduce before Reduce */
+	static const struct { const char *word, *coll; } t[] = {
+		{ "reducescatter", "reduce-scatter" }, { "reduce_scatter", "reduce-scatter" },
+		{ "allreduce", "all-reduce" }, { "all_reduce", "all-reduce" },
+		{ "allgather", "all-gather" }, { "all_gather", "all-gather" },
+		{ "alltoall", "all-to-all" }, { "all_to_all", "all-to-all" },
+		{ "sendrecv", "send/recv" }, { "_send", "send/recv" }, { "_recv", "send/recv" },
+		{ "broadcast", "broadcast" }, { "_reduce", "reduce" },
+	};
+
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (has_word(name, t[i].word))
+			return t[i].coll;
+	return NULL;
 }

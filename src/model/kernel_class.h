@@ -102,6 +102,14 @@ enum {
 /* kernel_class_flags - the KCF_* bits of @name (see kernel_classify). */
 unsigned kernel_class_flags(const char *name);
 
+/*
+ * kernel_collective - the collective a communication kernel runs, from its
+ * name (NCCL and RCCL kernel names, custom all-reduce kernels):
+ * "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "send/recv",
+ * "broadcast", "reduce", or NULL when the name says none (docs/kernels.md).
+ */
+const char *kernel_collective(const char *name);
+
 /* Short names for printing and for tests/data/kernels/names.tsv ("gemm", "cublas", "bf16", "yes"). */
 const char *kernel_op_name(enum kernel_op op);
 const char *kernel_lib_name(enum kernel_lib lib);

@@ -113,6 +113,8 @@ struct loader {
 	MODEL_TABLE(uint32_t) warn_streams;
 	MODEL_TABLE(struct trace_process) proc_ev;
 	MODEL_TABLE(uint32_t) proc_streams;
+	MODEL_TABLE(struct trace_proc_attr) attr_ev;
+	MODEL_TABLE(uint32_t) attr_streams;
 	const struct model_sink *sink;
 	size_t map_total, map_budget;  /* string-map slots of all streams, and their cap */
 	uint32_t max_streams;          /* stream ids below this can be in a file this big */
@@ -331,6 +333,12 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 	case TRACE_EV_METRIC: ADD_ROW(metrics, TRACE_EV_METRIC, struct trace_metric); break;
 	case TRACE_EV_CAPTURE: ADD_ROW(captures, TRACE_EV_CAPTURE, struct trace_capture); break;
 	case TRACE_EV_KMETRIC: ADD_ROW(kmetrics, TRACE_EV_KMETRIC, struct trace_kmetric); break;
+	case TRACE_EV_PROC_ATTR:
+		ALLOC_GROW(l->attr_ev.v, l->attr_ev.n + 1, l->attr_ev.alloc);
+		memcpy(&l->attr_ev.v[l->attr_ev.n++], rec, sizeof(struct trace_proc_attr));
+		ALLOC_GROW(l->attr_streams.v, l->attr_streams.n + 1, l->attr_streams.alloc);
+		l->attr_streams.v[l->attr_streams.n++] = stream;
+		break;
 	case TRACE_EV_DROPS: {
 		const struct trace_drops *d = rec;
 		m->events--;
@@ -514,6 +522,15 @@ static void loader_finish(struct loader *l)
 		mp->stream = l->proc_streams.v[i];
 	}
 
+	/* process attributes, in file order: a later record adds to an earlier one */
+	for (size_t i = 0; i < l->attr_ev.n; i++) {
+		struct trace_proc_attr a = l->attr_ev.v[i];
+		const struct stream_state *st = &l->streams[l->attr_streams.v[i]];
+		a.launcher_id = map_id(st, a.launcher_id);
+		a.cpus_id = map_id(st, a.cpus_id);
+		model_proc_set_attr(m, a.pid, &a);
+	}
+
 	/* thread events become thread rows (merged in model_finish) */
 	for (size_t i = 0; i < l->thread_ev.n; i++) {
 		const struct trace_thread *t = &l->thread_ev.v[i];
@@ -549,6 +566,8 @@ static void loader_release(struct loader *l)
 	free(l->warn_streams.v);
 	free(l->proc_ev.v);
 	free(l->proc_streams.v);
+	free(l->attr_ev.v);
+	free(l->attr_streams.v);
 }
 
 int model_load_report(struct model *m, const char *path)
@@ -1270,6 +1289,9 @@ void model_finish(struct model *m)
 	if (nthreads != m->threads.n || nthreads > 1)
 		merge_threads(m);
 	unify_devices(m);
+	for (size_t i = 0; i < m->procs.n; i++)
+		if (!m->procs.v[i].has_attr)
+			model_proc_attr_unknown(&m->procs.v[i].attr);
 
 	if (m->kernels.n || m->memcpys.n || m->memsets.n || m->api.n || m->devices.n)
 		m->has |= MODEL_HAS_CUDA;

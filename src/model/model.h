@@ -37,6 +37,14 @@ struct model_process {
 	uint32_t cmdline_id, exe_id, host_id;
 	int ended;                 /* the stream ended cleanly */
 	uint32_t stream;           /* stream index in the report, or 0 */
+	/*
+	 * Rank, affinity, memory policy and clock alignment (TRACE_EV_PROC_ATTR;
+	 * Kineto's distributedInfo).  String ids refer to m->str.  When nothing
+	 * said (has_attr 0), model_finish() sets attr.rank, local_rank,
+	 * world_size and mempolicy to -1: read them through model_proc_rank().
+	 */
+	struct trace_proc_attr attr;
+	int has_attr;
 };
 
 struct model_thread {
@@ -245,6 +253,28 @@ void model_clip(struct model *m, uint64_t lo, uint64_t hi);
 /* The process / thread rows for an id, or NULL. */
 const struct model_process *model_process(const struct model *m, uint32_t pid);
 const struct model_thread *model_thread(const struct model *m, uint32_t pid, uint32_t tid);
+/*
+ * model_proc_set_attr - merge @a into process @pid's attributes (creating
+ * the process row when there is none): the fields @a knows (rank >= 0,
+ * string ids and masks != 0, mempolicy >= 0, flags) override.  String ids
+ * in @a must already be m->str ids.
+ */
+void model_proc_attr_unknown(struct trace_proc_attr *a); /* every field "unknown" (-1 / 0) */
+void model_proc_set_attr(struct model *m, uint32_t pid, const struct trace_proc_attr *a);
+/* The rank of process @pid, or -1 when unknown (no process row or no rank recorded). */
+int model_proc_rank(const struct model *m, uint32_t pid);
+/*
+ * model_ranks - the distinct known ranks of the model's processes, sorted,
+ * into @out (caller frees); returns how many (0 when no process has one).
+ */
+size_t model_ranks(const struct model *m, int32_t **out);
+/*
+ * model_keep_rank - keep only the rows of the processes whose rank is @rank
+ * (`--rank N`), then re-finish.  Returns 0, or -1 after error() when no
+ * process has that rank.
+ */
+int model_keep_rank(struct model *m, int rank);
+
 /* A thread's display name: its name, else "tid N". Returns a static buffer when unnamed. */
 const char *model_thread_name(const struct model *m, uint32_t pid, uint32_t tid);
 /*

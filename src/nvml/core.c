@@ -13,6 +13,8 @@
 
 unsigned nvml_call_tier(unsigned call)
 {
+	if (call >= NVC_TOPO_ANCESTOR && call < NVC__COUNT)
+		return NVML_TIER_STATIC; /* read once, with the static facts */
 	if (call >= NVC_UTILIZATION && call < NVC_PCIE_GEN)
 		return NVML_TIER_FAST;
 	if (call >= NVC_PCIE_GEN && call < NVC__COUNT)
@@ -118,6 +120,9 @@ struct nvml *nvml_open(const char *replay, char *why, size_t whylen)
 		g->ecc_enabled = g->mig_enabled = -1;
 		n->scratch.nr = 0;
 		n->be->read_static(n, i, &n->scratch);
+		if (n->be->read_topo)
+			n->be->read_topo(n, i, &n->scratch);
+		nvml_topo_init(&g->topo);
 		nvml_decode(n->scratch.r, n->scratch.nr, &g->statics, g, NULL);
 		nvml_replay_line(&head, "static", (int)i, 0, 0, 0, &n->scratch);
 	}

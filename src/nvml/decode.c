@@ -55,6 +55,13 @@ static const char *const call_names[NVC__COUNT] = {
 	[NVC_PROCESSES] = "DeviceGetComputeRunningProcesses",
 	[NVC_PROCESS] = "DeviceGetComputeRunningProcesses.entry",
 	[NVC_NVLINK_STATE] = "DeviceGetNvLinkState",
+	[NVC_TOPO_ANCESTOR] = "DeviceGetTopologyCommonAncestor",
+	[NVC_P2P_STATUS] = "DeviceGetP2PStatus",
+	[NVC_NVLINK_REMOTE_PCI] = "DeviceGetNvLinkRemotePciInfo",
+	[NVC_NVLINK_VERSION] = "DeviceGetNvLinkVersion",
+	[NVC_CPU_AFFINITY] = "DeviceGetCpuAffinity",
+	[NVC_NUMA_NODE] = "DeviceGetNumaNodeId",
+	[NVC_NVLINK_REMOTE_TYPE] = "DeviceGetNvLinkRemoteDeviceType",
 };
 
 const char *nvml_call_name(unsigned call)
@@ -179,6 +186,8 @@ static const struct nvml_metric_info metrics[NVML_M__COUNT] = {
 		"NVLink data received, all links, bytes/s (field 139, rate between readings)" },
 	[NVML_M_PERSISTENCE] = { "persistence_mode", "", L, NULL, 1, 0,
 		"1 when persistence mode is on (nvmlDeviceGetPersistenceMode)" },
+	[NVML_M_NUMA_NODE] = { "numa_node", "", S, NULL, 1, 0,
+		"NUMA node the GPU is attached to (nvmlDeviceGetNumaNodeId, else the node of its CPU affinity)" },
 	[NVML_M_PROCESSES] = { "processes", "", L, NULL, 1, 0,
 		"compute processes on the GPU (nvmlDeviceGetComputeRunningProcesses)" },
 	[NVML_M_GPM_GR] = { "gpm_gr_active", "%", F, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", 0.01, 0,
@@ -492,6 +501,20 @@ static void decode_one(const struct nvml_raw *r, struct nvml_sample *s,
 		break;
 	case NVC_NVLINK_STATE:
 		/* counted below: links up among those answering */
+		break;
+	case NVC_NUMA_NODE:
+		set(s, NVML_M_NUMA_NODE, v[0]);
+		if (info)
+			nvml_topo_decode(r, &info->topo);
+		break;
+	case NVC_TOPO_ANCESTOR:
+	case NVC_P2P_STATUS:
+	case NVC_NVLINK_REMOTE_PCI:
+	case NVC_NVLINK_VERSION:
+	case NVC_CPU_AFFINITY:
+	case NVC_NVLINK_REMOTE_TYPE:
+		if (info)
+			nvml_topo_decode(r, &info->topo);
 		break;
 	default:
 		break;

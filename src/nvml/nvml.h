@@ -49,6 +49,17 @@ enum nvml_call {
 	NVC_PCIE_GEN, NVC_PCIE_WIDTH, NVC_PCIE_TPUT, NVC_PCIE_REPLAY, NVC_ECC_ERRORS,
 	NVC_REMAPPED_ROWS, NVC_PERSISTENCE, NVC_POWER_LIMIT, NVC_PROCESSES, NVC_PROCESS,
 	NVC_NVLINK_STATE,
+	/*
+	 * topology, per GPU, read with the static facts (nvml_call_tier: STATIC):
+	 * common ancestor with GPU arg (val[0] nvmlGpuTopologyLevel_t), P2P status
+	 * with GPU arg / 16 for capability arg % 16 (0 read, 1 write, 2 NVLink;
+	 * val[0] nvmlGpuP2PStatus_t), the PCI bus id at the far end of link arg
+	 * (str), NVLink version of link arg (val[0] as NVML returns it), CPU
+	 * affinity (str: a CPU list), NUMA node (val[0]), the kind of device at
+	 * the far end of link arg (val[0]: 0 GPU, 1 IBM NPU, 2 NVSwitch)
+	 */
+	NVC_TOPO_ANCESTOR, NVC_P2P_STATUS, NVC_NVLINK_REMOTE_PCI, NVC_NVLINK_VERSION,
+	NVC_CPU_AFFINITY, NVC_NUMA_NODE, NVC_NVLINK_REMOTE_TYPE,
 	NVC__COUNT
 };
 
@@ -99,6 +110,7 @@ enum nvml_metric {
 	NVML_M_GPM_IMMA, NVML_M_GPM_DFMA, NVML_M_GPM_DRAM, NVML_M_GPM_FP64, NVML_M_GPM_FP32,
 	NVML_M_GPM_FP16, NVML_M_GPM_INT, NVML_M_GPM_PCIE_TX, NVML_M_GPM_PCIE_RX,
 	NVML_M_GPM_NVLINK_TX, NVML_M_GPM_NVLINK_RX,
+	NVML_M_NUMA_NODE,
 	NVML_M__COUNT
 };
 
@@ -141,6 +153,23 @@ struct nvml_sample {
 	struct nvml_process proc[NVML_MAX_PROCS];
 };
 
+/*
+ * The topology facts of one GPU (NVC_TOPO_* readings, decoded at open).
+ * Peers are NVML indexes below NVML_TOPO_MAX; unknown is -1 (levels, P2P,
+ * NUMA node, version) or "" (strings).
+ */
+#define NVML_TOPO_MAX 64
+#define NVML_TOPO_LINKS 36
+struct nvml_gpu_topo {
+	int numa_node;                     /* -1 unknown */
+	char cpus[NVML_RAW_STR];           /* CPU affinity list ("0-23,48-71"), "" unknown */
+	int nvlink_version;                /* of its first link that answers, as NVML returns it; -1 unknown */
+	int8_t level[NVML_TOPO_MAX];       /* nvmlGpuTopologyLevel_t / 10: 0 internal, 1 single switch, 2 multiple, 3 host bridge, 4 NUMA node, 5 system */
+	int8_t p2p[NVML_TOPO_MAX][3];      /* nvmlGpuP2PStatus_t for read, write, NVLink: 0 OK, > 0 why not */
+	char link_peer[NVML_TOPO_LINKS][32]; /* PCI bus id at the far end of each link, "" none */
+	int8_t link_type[NVML_TOPO_LINKS]; /* what is there: 0 GPU, 2 NVSwitch, -1 unknown */
+};
+
 /* Facts about one GPU read once at open. */
 struct nvml_gpu_info {
 	unsigned index;        /* NVML index (PCI order, as nvidia-smi) */
@@ -154,6 +183,7 @@ struct nvml_gpu_info {
 	int mig_enabled;                   /* 1, 0, -1 unknown */
 	int gpm_supported;                 /* 1, 0 */
 	struct nvml_sample statics;        /* STATIC-tier metrics */
+	struct nvml_gpu_topo topo;         /* topology (src/nvml/topo.c) */
 };
 
 struct nvml_system {
@@ -184,6 +214,8 @@ struct nvml_backend {
 	 */
 	int (*read_tick)(struct nvml *n, unsigned gpu, unsigned tiers, struct nvml_raws *out,
 			 uint64_t *time_ns, uint64_t *mono_ns);
+	/* Optional: topology readings of GPU @gpu (NVC_TOPO_* ...), added to the static ones. */
+	int (*read_topo)(struct nvml *n, unsigned gpu, struct nvml_raws *out);
 	/* Optional: describe the measured CPU cost of each read group (a table). */
 	void (*costs)(struct nvml *n, struct strbuf *sb);
 };
@@ -228,6 +260,41 @@ void nvml_close(struct nvml *n);
 int nvml_record(struct nvml *n, const char *path);
 /* Stop recording, flush and close the file; 0 or -1. */
 int nvml_record_stop(struct nvml *n);
+
+/* ---- topology (topo.c) ---- */
+
+/* Link between two GPUs, as `nvidia-smi topo -m` names it. */
+enum nvml_link {
+	NVML_LINK_UNKNOWN = 0,
+	NVML_LINK_SELF,          /* X */
+	NVML_LINK_NVLINK,        /* NV# (links counted) */
+	NVML_LINK_PIX,           /* at most one PCIe bridge */
+	NVML_LINK_PXB,           /* several PCIe bridges, no host bridge */
+	NVML_LINK_PHB,           /* through a PCIe host bridge (the CPU) */
+	NVML_LINK_NODE,          /* between host bridges of one NUMA node */
+	NVML_LINK_SYS,           /* across NUMA nodes (the SMP interconnect: QPI/UPI, Infinity Fabric) */
+};
+
+struct nvml_pair {
+	enum nvml_link link;
+	unsigned nvlinks;        /* links from the row GPU to the column GPU */
+	int p2p_read, p2p_write; /* nvmlGpuP2PStatus_t, -1 unknown */
+};
+
+/*
+ * nvml_topo_pair - the link from GPU @a to GPU @b of @n: NVLink when a link
+ * of @a ends at @b's PCI bus id, else the PCIe path from the common
+ * ancestor; and P2P read/write status.
+ */
+void nvml_topo_pair(const struct nvml *n, unsigned a, unsigned b, struct nvml_pair *out);
+/* Set every topology fact of @t to unknown. */
+void nvml_topo_init(struct nvml_gpu_topo *t);
+/* Apply one topology reading (NVC_TOPO_ANCESTOR ... NVC_NUMA_NODE) to @t. */
+void nvml_topo_decode(const struct nvml_raw *r, struct nvml_gpu_topo *t);
+/* "X", "NV18", "PIX", ... for a pair; @buf of at least 8 bytes. */
+const char *nvml_link_name(const struct nvml_pair *p, char *buf, size_t len);
+/* "OK", "not supported by the chipset", ... for nvmlGpuP2PStatus_t, "-" unknown. */
+const char *nvml_p2p_status_name(int st);
 
 /* Which tier a raw call belongs to (enum nvml_tier). */
 unsigned nvml_call_tier(unsigned call);

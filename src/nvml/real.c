@@ -122,6 +122,15 @@ struct nvml_api {
 	nvmlReturn_t (*gpm_free)(nvmlGpmSample_t);
 	nvmlReturn_t (*gpm_get)(nvmlDevice_t, nvmlGpmSample_t);
 	nvmlReturn_t (*gpm_metrics)(struct gs_gpm_metrics_get *);
+	/* topology (read_topo) */
+	nvmlReturn_t (*topo_ancestor)(nvmlDevice_t, nvmlDevice_t, int *);
+	nvmlReturn_t (*p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int *);
+	nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned, struct gs_pci_info *);
+	nvmlReturn_t (*nvlink_version)(nvmlDevice_t, unsigned, unsigned *);
+	nvmlReturn_t (*cpu_affinity)(nvmlDevice_t, unsigned, unsigned long *);
+	nvmlReturn_t (*numa_node)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*memory_affinity)(nvmlDevice_t, unsigned, unsigned long *, int);
+	nvmlReturn_t (*nvlink_remote_type)(nvmlDevice_t, unsigned, int *);
 };
 
 struct group_state {
@@ -216,6 +225,14 @@ static void resolve(struct nvml_api *a)
 	SYM(gpm_free, "nvmlGpmSampleFree");
 	SYM(gpm_get, "nvmlGpmSampleGet");
 	SYM(gpm_metrics, "nvmlGpmMetricsGet");
+	SYM(topo_ancestor, "nvmlDeviceGetTopologyCommonAncestor");
+	SYM(p2p_status, "nvmlDeviceGetP2PStatus");
+	SYM(nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo");
+	SYM(nvlink_version, "nvmlDeviceGetNvLinkVersion");
+	SYM(cpu_affinity, "nvmlDeviceGetCpuAffinity");
+	SYM(numa_node, "nvmlDeviceGetNumaNodeId");
+	SYM(memory_affinity, "nvmlDeviceGetMemoryAffinity");
+	SYM(nvlink_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
 }
 
 static const char *errstr(struct nvml_api *a, nvmlReturn_t r)
@@ -425,6 +442,105 @@ static int real_read_static(struct nvml *n, unsigned gpu, struct nvml_raws *out)
 		r = nvml_raws_add(out, NVC_NVLINK_PRESENT, 0, g->nvlinks ? NVML_OK : first);
 		r->nval = 1;
 		r->val[0] = g->nvlinks;
+	}
+	return 0;
+}
+
+/* Append the CPUs set in @mask (of @nwords words) as a list "0-23,48-71" to @buf. */
+static void cpu_list(const unsigned long *mask, unsigned nwords, char *buf, size_t len)
+{
+	size_t used = 0;
+	unsigned bits = nwords * 8 * (unsigned)sizeof(unsigned long);
+	int first = -1;
+
+	buf[0] = '\0';
+	for (unsigned c = 0; c <= bits; c++) {
+		int on = c < bits && (mask[c / (8 * sizeof(unsigned long))] >> (c % (8 * sizeof(unsigned long)))) & 1;
+		if (on && first < 0)
+			first = (int)c;
+		if (!on && first >= 0 && used < len) {
+			int k = (int)c - 1 == first ? snprintf(buf + used, len - used, "%s%d", used ? "," : "", first)
+				: snprintf(buf + used, len - used, "%s%d-%u", used ? "," : "", first, c - 1);
+			if (k > 0)
+				used += (size_t)k < len - used ? (size_t)k : len - used - 1;
+			first = -1;
+		}
+	}
+}
+
+/*
+ * Topology of GPU @gpu (topo.c): the common ancestor and P2P status with
+ * every other GPU, where each NVLink ends and its version, CPU affinity and
+ * NUMA node.  Read once at open, with the static facts.
+ */
+static int real_read_topo(struct nvml *n, unsigned gpu, struct nvml_raws *out)
+{
+	struct real *rl = n->priv;
+	struct nvml_api *a = &rl->api;
+	nvmlDevice_t d = rl->gpu[gpu].dev;
+	struct nvml_raw *r;
+	nvmlReturn_t ret;
+
+	for (unsigned j = 0; j < rl->ngpus && j < NVML_TOPO_MAX; j++) {
+		int lv = 0;
+		if (j == gpu)
+			continue;
+		ret = a->topo_ancestor ? a->topo_ancestor(d, rl->gpu[j].dev, &lv) : MISSING;
+		r = nvml_raws_add(out, NVC_TOPO_ANCESTOR, j, ret);
+		r->nval = 1;
+		r->val[0] = lv;
+		for (int cap = 0; cap < 3; cap++) {
+			int st = 0;
+			ret = a->p2p_status ? a->p2p_status(d, rl->gpu[j].dev, cap, &st) : MISSING;
+			r = nvml_raws_add(out, NVC_P2P_STATUS, j * 16 + (unsigned)cap, ret);
+			r->nval = 1;
+			r->val[0] = st;
+		}
+	}
+	for (unsigned l = 0; l < rl->gpu[gpu].nvlinks && l < NVML_TOPO_LINKS; l++) {
+		struct gs_pci_info pci;
+		unsigned v = 0;
+		memset(&pci, 0, sizeof(pci));
+		ret = a->nvlink_remote_pci ? a->nvlink_remote_pci(d, l, &pci) : MISSING;
+		r = nvml_raws_add(out, NVC_NVLINK_REMOTE_PCI, l, ret);
+		pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
+		snprintf(r->str, sizeof(r->str), "%s", pci.bus_id);
+		ret = a->nvlink_version ? a->nvlink_version(d, l, &v) : MISSING;
+		r = nvml_raws_add(out, NVC_NVLINK_VERSION, l, ret);
+		r->nval = 1;
+		r->val[0] = v;
+		{
+			int type = 0;
+			ret = a->nvlink_remote_type ? a->nvlink_remote_type(d, l, &type) : MISSING;
+			r = nvml_raws_add(out, NVC_NVLINK_REMOTE_TYPE, l, ret);
+			r->nval = 1;
+			r->val[0] = type;
+		}
+	}
+	{
+		unsigned long mask[16];
+		memset(mask, 0, sizeof(mask));
+		ret = a->cpu_affinity ? a->cpu_affinity(d, 16, mask) : MISSING;
+		r = nvml_raws_add(out, NVC_CPU_AFFINITY, 0, ret);
+		if (ret == NVML_OK)
+			cpu_list(mask, 16, r->str, sizeof(r->str));
+	}
+	{
+		unsigned node = 0;
+		ret = a->numa_node ? a->numa_node(d, &node) : MISSING;
+		if (ret != NVML_OK && a->memory_affinity) {
+			/* older drivers: the lowest node of the GPU's memory affinity (scope NODE = 0) */
+			unsigned long nodes[4] = { 0, 0, 0, 0 };
+			ret = a->memory_affinity(d, 4, nodes, 0);
+			for (node = 0; ret == NVML_OK && node < 256; node++)
+				if ((nodes[node / (8 * sizeof(unsigned long))] >> (node % (8 * sizeof(unsigned long)))) & 1)
+					break;
+			if (node == 256)
+				ret = NVML_ERR_NOT_SUPPORTED;
+		}
+		r = nvml_raws_add(out, NVC_NUMA_NODE, 0, ret);
+		r->nval = 1;
+		r->val[0] = node;
 	}
 	return 0;
 }
@@ -833,5 +949,6 @@ const struct nvml_backend nvml_backend_real = {
 	.read_system = real_read_system,
 	.read_static = real_read_static,
 	.read_tick = real_read_tick,
+	.read_topo = real_read_topo,
 	.costs = real_costs,
 };

@@ -141,6 +141,8 @@ const struct stats_report_def *stats_report_find(const char *name);
 extern const struct stats_report_def stats_def_cuda_api_sum, stats_def_cuda_gpu_kern_sum,
 	stats_def_cuda_gpu_kern_gb_sum, stats_def_cuda_gpu_mem_time_sum,
 	stats_def_cuda_gpu_mem_size_sum, stats_def_osrt_sum;
+/* Ranks side by side (stats_rank.c). */
+extern const struct stats_report_def stats_def_rank_sum;
 /* Whole-model reports (stats_trace.c, stats_nvtx.c, stats_gpu.c). */
 extern const struct stats_report_def stats_def_cuda_gpu_trace, stats_def_cuda_api_trace,
 	stats_def_cuda_kern_exec_sum, stats_def_nvtx_sum, stats_def_nvtx_gpu_proj_sum,

@@ -101,6 +101,8 @@ enum trace_event_type {
 	TRACE_EV_CAPTURE = 19,
 	TRACE_EV_WARNING = 20,
 	TRACE_EV_KMETRIC = 21,   /* a hardware counter of one profiled kernel instance */
+	/* 22 and 23 are kept for records other parts are adding */
+	TRACE_EV_PROC_ATTR = 24, /* a process's rank, CPU affinity, memory policy, clock alignment */
 	TRACE_EV__COUNT
 };
 
@@ -456,6 +458,39 @@ struct trace_kmetric {
 	uint32_t instance;        /* 0 = the first profiled instance of this kernel */
 	uint16_t passes;          /* replay passes the metric set needs (each pass runs the kernel once) */
 	uint16_t flags;           /* enum trace_kmetric_flags */
+	uint32_t reserved;
+};
+
+enum trace_proc_attr_flags {
+	TRACE_PA_CLOCK_WALL = 1u << 0,  /* merge: clock_offset_ns from the wall-clock offsets */
+	TRACE_PA_CLOCK_COLL = 1u << 1,  /* merge: refined by the ends of shared collectives */
+	TRACE_PA_REFERENCE = 1u << 2,   /* merge: this process's clock is the merged clock */
+};
+
+/*
+ * A process's place in a distributed job and on its host (src/collect/procinfo.c
+ * at the start of the process; the importers from Kineto's distributedInfo;
+ * the merger adds the clock alignment).  At most one per process is used: a
+ * later record of the same pid overrides the fields it knows (rank >= 0,
+ * string ids != 0, ...), so the merger can add its alignment to a
+ * collector's record.  Unknown is never 0 where 0 is a value: ranks and the
+ * memory policy are -1 when unknown; masks are 0 when unknown.
+ */
+struct trace_proc_attr {
+	uint64_t time;            /* report clock when it was read */
+	uint32_t pid;
+	int32_t rank;             /* global rank, -1 unknown */
+	int32_t local_rank;       /* rank on its host, -1 unknown */
+	int32_t world_size;       /* ranks in the job, -1 unknown */
+	uint32_t launcher_id;     /* string: where the rank came from ("torchrun", "openmpi", "slurm", "pmi", "kineto"), 0 unknown */
+	uint32_t cpus_id;         /* string: the CPU affinity as a list, "0-15,32-47"; 0 unknown */
+	uint32_t ncpus;           /* CPUs in the affinity mask, 0 unknown */
+	int32_t mempolicy;        /* get_mempolicy mode (MPOL_DEFAULT 0, PREFERRED 1, BIND 2, INTERLEAVE 3, LOCAL 4, ...), -1 unknown */
+	uint64_t cpu_nodes;       /* bit n: the affinity holds a CPU of NUMA node n (nodes 0-63), 0 unknown */
+	uint64_t mem_nodes;       /* bit n: node n in the memory policy's node mask (nodes 0-63), 0 none or unknown */
+	int64_t clock_offset_ns;  /* merge: added to this process's times to put them on the merged clock */
+	uint64_t clock_error_ns;  /* merge: residual error of the alignment (TRACE_PA_CLOCK_COLL), else 0 */
+	uint32_t flags;           /* enum trace_proc_attr_flags */
 	uint32_t reserved;
 };
 

@@ -45,14 +45,15 @@ CATEGORY_IDS = {
     "pageable-copy": ["pageable-copy"],
     "serial-copy": ["serial-copy"],
     "copy-bound": ["copy-bound"],
-    "exposed-communication": ["exposed-communication"],
+    "exposed-communication": ["exposed-communication", "straggler"],
     "tensor-cores-unused": ["tensor-cores-unused"],
     "under-filled": ["under-filled-launch"],
     "allocation": ["allocation-churn"],
     "memory": ["memory-pressure"],
     "throttling": ["throttling"],
     "io": ["host-io"],
-    "other": ["gpu-starvation", "small-copies"],
+    "other": ["gpu-starvation", "small-copies", "numa-placement", "latency-bound-kernel", "kernel-bound",
+              "occupancy-limited"],
 }
 NO_FINDING_CATEGORIES = ("healthy", "one-off")
 
