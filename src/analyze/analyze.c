@@ -486,6 +486,8 @@ static void summary(struct az_ctx *c)
 	uint64_t *len;
 
 	s->wall_s = (double)c->wall_ns / 1e9;
+	s->win_start = c->lo;
+	s->win_end = c->hi;
 	if (c->has_gpu && c->unit_wall_ns) {
 		s->gpu_busy = az_div((double)c->busy_ns, (double)c->unit_wall_ns);
 		if (s->gpu_busy > 1)

@@ -49,6 +49,7 @@ struct analyze_oneoff {
 
 struct analyze_summary {
 	double wall_s;             /* analysed span */
+	uint64_t win_start, win_end; /* the analysed window, absolute ns (first start, last end; 0/0 = empty) */
 	double gpu_busy, gpu_idle; /* fractions of wall time, 0..1 (-1 when no GPU data) */
 	double step_period_s;      /* detected period or --step range median; 0 when none */
 	size_t gaps;               /* GPU idle gaps counted by the starvation rule */

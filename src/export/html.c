@@ -525,17 +525,22 @@ static void card(struct xout *o, const char *value, const char *label)
 	xout_str(o, "</span></div>");
 }
 
-int export_html(const struct model *m, struct xout *o, const struct export_opts *opt)
+int export_html(const struct export_input *in, struct xout *o)
 {
-	struct analyze_opts ao = { 0 };
-	struct analyze_result r;
+	const struct model *m = in->m;
+	const struct export_opts *opt = &in->o;
+	const struct analyze_result *rp = in->findings;
+	struct analyze_result none;
 	uint64_t t0 = export_t0(m), t1 = m->t_max, span;
 	const char *title = opt->title ? opt->title : (m->path ? m->path : "run");
 	char buf[64];
 	uint64_t drops = 0;
 
-	if (analyze_run(m, &ao, &r))
-		return -1;
+	if (!rp) {
+		memset(&none, 0, sizeof(none));
+		none.summary.gpu_busy = none.summary.gpu_idle = -1;
+		rp = &none;
+	}
 	for (size_t i = 0; i < m->metrics.n; i++)
 		if (m->metrics.v[i].time > t1)
 			t1 = m->metrics.v[i].time;
@@ -565,26 +570,26 @@ int export_html(const struct model *m, struct xout *o, const struct export_opts 
 
 	xout_str(o, "<h2 id='summary'>Summary</h2>\n<div class='cards'>");
 	card(o, fmt_duration(buf, sizeof(buf), (double)span), "span of the run");
-	if (r.summary.gpu_busy >= 0) {
-		snprintf(buf, sizeof(buf), "%.1f%%", r.summary.gpu_busy * 100);
+	if (rp->summary.gpu_busy >= 0) {
+		snprintf(buf, sizeof(buf), "%.1f%%", rp->summary.gpu_busy * 100);
 		card(o, buf, "GPU busy");
-		snprintf(buf, sizeof(buf), "%.1f%%", r.summary.gpu_idle * 100);
+		snprintf(buf, sizeof(buf), "%.1f%%", rp->summary.gpu_idle * 100);
 		card(o, buf, "GPU idle");
 	}
-	if (r.summary.step_period_s > 0)
-		card(o, fmt_duration(buf, sizeof(buf), r.summary.step_period_s * 1e9), "step period");
+	if (rp->summary.step_period_s > 0)
+		card(o, fmt_duration(buf, sizeof(buf), rp->summary.step_period_s * 1e9), "step period");
 	snprintf(buf, sizeof(buf), "%zu", m->kernels.n);
 	card(o, buf, "kernels");
 	snprintf(buf, sizeof(buf), "%zu", m->memcpys.n + m->memsets.n);
 	card(o, buf, "copies and sets");
 	snprintf(buf, sizeof(buf), "%zu", m->api.n);
 	card(o, buf, "CUDA API calls");
-	snprintf(buf, sizeof(buf), "%zu", r.n);
+	snprintf(buf, sizeof(buf), "%zu", rp->n);
 	card(o, buf, "findings");
 	xout_str(o, "</div>\n");
-	if (r.summary.step_source) {
+	if (rp->summary.step_source) {
 		xout_str(o, "<div class='k'>steps: ");
-		esc(o, r.summary.step_source);
+		esc(o, rp->summary.step_source);
 		xout_str(o, "</div>\n");
 	}
 	for (unsigned d = 1; d < TRACE_DROP__COUNT; d++)
@@ -599,7 +604,7 @@ int export_html(const struct model *m, struct xout *o, const struct export_opts 
 	}
 
 	xout_str(o, "<h2 id='findings'>Findings</h2>\n");
-	findings_html(o, &r, t0);
+	findings_html(o, rp, t0);
 	xout_str(o, "<h2 id='utilisation'>GPU utilisation over time</h2>\n");
 	util_chart(o, m, t0, span);
 	xout_str(o, "<h2 id='timeline'>Timeline overview per stream</h2>\n");
@@ -620,17 +625,15 @@ int export_html(const struct model *m, struct xout *o, const struct export_opts 
 	xout_str(o, "<p class='sub'>Written by gpuscope " GPUSCOPE_VERSION
 		    ". Times on the charts are from the start of the run.</p>\n"
 		    "<script>window.__reportReady = true;</script>\n</body></html>\n");
-	analyze_result_release(&r);
 	return o->failed ? -1 : 0;
 }
 
 #else
 
-int export_html(const struct model *m, struct xout *o, const struct export_opts *opt)
+int export_html(const struct export_input *in, struct xout *o)
 {
-	(void)m;
+	(void)in;
 	(void)o;
-	(void)opt;
 	return error("html export needs the stats and analyze parts in this build");
 }
 
