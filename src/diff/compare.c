@@ -211,33 +211,45 @@ static void html_str(FILE *f, const char *s)
 }
 
 /*
- * Row labels for the text table.  A kernel row ("kernel_s:NAME") is named
- * by the kernel's base name (kernel_base_name(): no return type, scopes,
- * template arguments or parameters), the part that tells kernels apart;
- * where two rows would read the same, both get kernel_label()'s longer form
- * (scopes and collapsed template arguments), and rows still alike a " (2)",
- * " (3)" ... so that every row reads differently.  Other rows keep their
- * label.  Returns @n malloc'ed strings.
+ * Row labels for the text table.  A kernel row ("kernel_s:NAME", labelled
+ * "kernel NAME[ per step]" by summary.c with the name as kernel_label()
+ * gives it) is named by the kernel's base name (kernel_base_name(): no
+ * scopes, template arguments or parameters), the part that tells kernels
+ * apart; where two rows would read the same (instantiations of one
+ * template), both get the base name with its template arguments, and rows
+ * still alike a " (2)", " (3)" ... so that every row reads differently.
+ * Other rows keep their label.  Returns @n malloc'ed strings.
  */
 #define KERNEL_KEY "kernel_s:"
 #define LABEL_MAX 64 /* widest label column: beyond it a label is cut with "..." */
 
 static int is_kernel_row(const struct run_metric *m)
 {
-	return !strncmp(m->key, KERNEL_KEY, strlen(KERNEL_KEY));
+	return !strncmp(m->key, KERNEL_KEY, strlen(KERNEL_KEY)) && !strncmp(m->label, "kernel ", 7);
 }
 
-static char *kernel_row_label(const struct run_metric *m, int longer)
+static char *kernel_row_label(const struct run_metric *m, int with_args)
 {
-	const char *name = m->key + strlen(KERNEL_KEY), *base;
 	const char *per = strstr(m->label, " per step") ? " per step" : "";
-	char buf[LABEL_MAX + 8];
+	char *name = xstrndup(m->label + 7, strlen(m->label) - 7 - strlen(per)), *ret;
+	const char *base;
 	size_t len;
 
-	if (longer)
-		return xstrfmt("kernel %s%s", kernel_label(buf, sizeof(buf), name, LABEL_MAX - 16), per);
 	base = kernel_base_name(name, &len);
-	return xstrfmt("kernel %.*s%s", (int)len, base, per);
+	if (with_args && base[len] == '<') {
+		/* the template argument list that follows the base name, when it closes */
+		size_t k = len;
+		int depth = 0;
+		do {
+			depth += base[k] == '<' ? 1 : base[k] == '>' ? -1 : 0;
+			k++;
+		} while (base[k] && depth);
+		if (!depth)
+			len = k;
+	}
+	ret = xstrfmt("kernel %.*s%s", (int)len, base, per);
+	free(name);
+	return ret;
 }
 
 /* Is label @i the same as another row's? */

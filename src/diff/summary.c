@@ -391,10 +391,16 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	}
 	qsort(kt, nkt, sizeof(*kt), cmp_kt);
 	for (size_t i = 0; i < nkt && i < 8; i++) {
-		char key[96], label[128], short_name[64];
+		/*
+		 * The label keeps up to 100 characters of the name as people read
+		 * it (no return type or parameters; template arguments collapsed
+		 * beyond that): diff's table takes the base name from it, and the
+		 * template arguments where two base names are alike.
+		 */
+		char key[96], label[128], short_name[104];
 		const char *name = model_str(m, kt[i].name_id);
 		snprintf(key, sizeof(key), "kernel_s:%.80s", name);
-		snprintf(label, sizeof(label), "kernel %s%s", kernel_label(short_name, sizeof(short_name), name, 60),
+		snprintf(label, sizeof(label), "kernel %s%s", kernel_label(short_name, sizeof(short_name), name, 100),
 			 per > 0 ? " per step" : "");
 		add_metric(s, key, label, (double)kt[i].total / 1e9 / (per > 0 ? per : 1), DIR_LOWER,
 			   MK_TIME);

@@ -477,8 +477,10 @@ static void findings_html(struct xout *o, const struct analyze_result *r, uint64
 		const char *sev = f->severity == SEV_CRITICAL ? "critical" : f->severity == SEV_WARNING ? "warning"
 													: "info";
 		const char *p, *q;
-		xout_printf(o, "<div class='finding %s'><span class='gain'>est. gain %.1f%%</span><h3>%zu. ", sev,
-			    f->gain * 100, i + 1);
+		/* data-rule and data-gain: the finding as `analyze --format json` gives it (tests compare them) */
+		xout_printf(o, "<div class='finding %s' id='finding-%zu' data-rule='%s' data-gain='%.17g'>"
+			       "<span class='gain'>est. gain %.1f%%</span><h3>%zu. ",
+			    sev, i + 1, f->id, f->gain, f->gain * 100, i + 1);
 		esc(o, f->title ? f->title : f->id);
 		xout_printf(o, " <span class='k'>[%s, %s]</span></h3>\n<ul>", f->id, sev);
 		for (p = f->evidence ? f->evidence : ""; *p; p = *q ? q + 1 : q) {
