@@ -518,7 +518,7 @@ static void test_html_escapes(void)
 	struct model m;
 	struct export_opts o = { 0 };
 	const char *out = tmp("cases.html");
-	char buf[1 << 16];
+	static char buf[1 << 20];
 	size_t n;
 	FILE *f;
 
@@ -530,10 +530,21 @@ static void test_html_escapes(void)
 	}
 	f = fopen(out, "r");
 	CHECK(f != NULL);
+	if (!f) {
+		model_release(&m);
+		return;
+	}
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = 0;
+	CHECK(fgetc(f) == EOF); /* the whole page was read */
 	fclose(f);
 	CHECK(strstr(buf, "<b>") == NULL || strstr(buf, "zero length <b>") == NULL);
+	/*
+	 * No URL but the SVG namespace's name, which the script passes to
+	 * createElementNS (an identifier, never fetched): blank it, then none.
+	 */
+	for (char *p = buf; (p = strstr(p, "http://www.w3.org/2000/svg"));)
+		memset(p, '_', strlen("http://www.w3.org/2000/svg"));
 	CHECK(strstr(buf, "http://") == NULL && strstr(buf, "https://") == NULL);
 	CHECK_CONTAINS(buf, "<!DOCTYPE html>");
 	CHECK_CONTAINS(buf, "window.__reportReady = true");
