@@ -523,6 +523,8 @@ static void summary(struct az_ctx *c)
 	s->run_gpu_busy = c->has_gpu ? run_busy(c) : -1;
 	if (s->run_gpu_busy > 1)
 		s->run_gpu_busy = 1;
+	s->win_start = c->lo;
+	s->win_end = c->hi;
 	if (c->has_gpu && c->unit_wall_ns) {
 		s->gpu_busy = az_div((double)c->busy_ns, (double)c->unit_wall_ns);
 		if (s->gpu_busy > 1)

@@ -49,6 +49,7 @@ struct analyze_oneoff {
 
 struct analyze_summary {
 	double wall_s;             /* analysed span */
+	uint64_t win_start, win_end; /* the analysed window, absolute ns (first start, last end; 0/0 = empty) */
 	/*
 	 * GPU busy: the share of the analysed time during which a kernel, copy
 	 * or memset ran on a GPU, averaged over the (process, GPU) pairs with

@@ -800,8 +800,14 @@ int cmd_profile(int argc, char **argv)
 			cmd_stats(2, (char *[]){ "stats", out, NULL });
 		if (o.analyze)
 			cmd_analyze(2, (char *[]){ "analyze", out, NULL });
-		if (o.html)
-			cmd_export(4, (char *[]){ "export", out, "--format", "html", NULL });
+		/*
+		 * The page beside the report: with --force it replaces an older
+		 * page as the report was replaced, and a failed page fails the run.
+		 */
+		if (o.html && cmd_export(o.force ? 5 : 4, (char *[]){ "export", out, "--format", "html",
+								      o.force ? "--force" : NULL, NULL }) &&
+		    !status)
+			status = EXIT_FAIL;
 	}
 	for (size_t i = 0; i < nparts; i++)
 		free(parts[i]);

@@ -210,23 +210,127 @@ static void html_str(FILE *f, const char *s)
 	}
 }
 
+/*
+ * Row labels for the text table.  A kernel row ("kernel_s:NAME", labelled
+ * "kernel NAME[ per step]" by summary.c with the name as kernel_label()
+ * gives it) is named by the kernel's base name (kernel_base_name(): no
+ * scopes, template arguments or parameters), the part that tells kernels
+ * apart; where two rows would read the same (instantiations of one
+ * template), both get the base name with its template arguments, and rows
+ * still alike a " (2)", " (3)" ... so that every row reads differently.
+ * Other rows keep their label.  Returns @n malloc'ed strings.
+ */
+#define KERNEL_KEY "kernel_s:"
+#define LABEL_MAX 64 /* widest label column: beyond it a label is cut with "..." */
+
+static int is_kernel_row(const struct run_metric *m)
+{
+	return !strncmp(m->key, KERNEL_KEY, strlen(KERNEL_KEY)) && !strncmp(m->label, "kernel ", 7);
+}
+
+static char *kernel_row_label(const struct run_metric *m, int with_args)
+{
+	const char *per = strstr(m->label, " per step") ? " per step" : "";
+	char *name = xstrndup(m->label + 7, strlen(m->label) - 7 - strlen(per)), *ret;
+	const char *base;
+	size_t len;
+
+	base = kernel_base_name(name, &len);
+	if (with_args && base[len] == '<') {
+		/* the template argument list that follows the base name, when it closes */
+		size_t k = len;
+		int depth = 0;
+		do {
+			depth += base[k] == '<' ? 1 : base[k] == '>' ? -1 : 0;
+			k++;
+		} while (base[k] && depth);
+		if (!depth)
+			len = k;
+	}
+	ret = xstrfmt("kernel %.*s%s", (int)len, base, per);
+	free(name);
+	return ret;
+}
+
+/* Is label @i the same as another row's? */
+static int label_dup(char **lab, size_t n, size_t i)
+{
+	for (size_t k = 0; k < n; k++)
+		if (k != i && !strcmp(lab[k], lab[i]))
+			return 1;
+	return 0;
+}
+
+static char **row_labels(const struct diff_result *r)
+{
+	char **lab = xcalloc(r->n + 1, sizeof(*lab));
+	unsigned char *dup = xcalloc(r->n + 1, 1);
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct run_metric *m = r->rows[i].before ? r->rows[i].before : r->rows[i].after;
+		lab[i] = is_kernel_row(m) ? kernel_row_label(m, 0) : xstrdup(m->label);
+	}
+	/* alike base names: the longer form, for every row of the group at once */
+	for (size_t i = 0; i < r->n; i++)
+		dup[i] = (unsigned char)label_dup(lab, r->n, i);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct run_metric *m = r->rows[i].before ? r->rows[i].before : r->rows[i].after;
+		if (dup[i] && is_kernel_row(m)) {
+			free(lab[i]);
+			lab[i] = kernel_row_label(m, 1);
+		}
+	}
+	/* still alike: the second and later of a group are numbered */
+	for (size_t i = 0; i < r->n; i++) {
+		size_t nth = 1;
+		for (size_t k = 0; k < i; k++)
+			nth += !strcmp(lab[k], lab[i]);
+		dup[i] = nth > 255 ? 255 : (unsigned char)nth;
+	}
+	for (size_t i = r->n; i-- > 0;) {
+		if (dup[i] > 1) {
+			char *old = lab[i];
+			lab[i] = xstrfmt("%s (%u)", old, (unsigned)dup[i]);
+			free(old);
+		}
+	}
+	free(dup);
+	return lab;
+}
+
 static void print_text(FILE *f, const struct run_summary *b, const struct run_summary *a,
 		       const struct diff_result *r)
 {
 	char v1[128], v2[128], c[64];
+	char **lab = row_labels(r);
+	int wl = (int)strlen("metric"), wv = 22;
+
+	/* column widths from the widest cell: several runs a side print "v [lo..hi]" */
+	for (size_t i = 0; i < r->n; i++) {
+		int l = (int)strlen(lab[i]);
+		if (l > wl)
+			wl = l > LABEL_MAX ? LABEL_MAX : l;
+		l = (int)strlen(value_str(v1, sizeof(v1), r->rows[i].before));
+		wv = l > wv ? l : wv;
+		l = (int)strlen(value_str(v1, sizeof(v1), r->rows[i].after));
+		wv = l > wv ? l : wv;
+	}
 
 	fprintf(f, "before: %s (%d run%s)\nafter:  %s (%d run%s)\n", b->source, b->runs,
 		b->runs == 1 ? "" : "s", a->source, a->runs, a->runs == 1 ? "" : "s");
 	fprintf(f, "steps:  %s | %s\n\n", b->step_source ? b->step_source : "not found",
 		a->step_source ? a->step_source : "not found");
-	fprintf(f, "%-42s %22s %22s %10s  %s\n", "metric", "before", "after", "change", "verdict");
+	fprintf(f, "%-*s %*s %*s %10s  %s\n", wl, "metric", wv, "before", wv, "after", "change", "verdict");
 	for (size_t i = 0; i < r->n; i++) {
 		const struct diff_row *row = &r->rows[i];
-		const struct run_metric *m = row->before ? row->before : row->after;
-		fprintf(f, "%-42.42s %22s %22s %10s  %s\n", m->label, value_str(v1, sizeof(v1), row->before),
+		if ((int)strlen(lab[i]) > wl)
+			memcpy(lab[i] + wl - 3, "...", 4);
+		fprintf(f, "%-*s %*s %*s %10s  %s\n", wl, lab[i], wv, value_str(v1, sizeof(v1), row->before), wv,
 			value_str(v2, sizeof(v2), row->after), change_str(c, sizeof(c), row),
 			verdict_name(row->verdict));
+		free(lab[i]);
 	}
+	free(lab);
 	fprintf(f, "\nfindings resolved: %zu\n", r->nresolved);
 	for (size_t i = 0; i < r->nresolved; i++)
 		fprintf(f, "  - %s: %s (est. gain was %.0f%%)\n", r->resolved[i]->id, r->resolved[i]->title,

@@ -157,6 +157,46 @@ static int cmp_kt(const void *a, const void *b)
 	return (x->total < y->total) - (x->total > y->total);
 }
 
+/*
+ * A kernel row's name: the base name (kernel_base_name()) and the template
+ * arguments that follow it, which tell a template's instances apart
+ * ("vectorized_elementwise_kernel<4, FillFunctor<float>>"); arguments
+ * beyond @n - 1 bytes are cut with "..." and their brackets closed, so the
+ * name stays balanced.  diff's table shows the base name alone where it is
+ * unique (compare.c).  Returns @buf.
+ */
+static const char *kernel_row_name(char *buf, size_t n, const char *name)
+{
+	size_t len, k, out = 0;
+	const char *base = kernel_base_name(name, &len);
+	int depth = 0;
+
+	if (n < 16)
+		BUG("kernel_row_name: buffer too small");
+	if (base == name && len == strlen(name)) {
+		return kernel_label(buf, n, name, n - 1); /* not a C++ name: as people read it */
+	}
+	if (len > n - 8)
+		len = n - 8;
+	memcpy(buf, base, len);
+	out = len;
+	for (k = len; base[k] == '<' || (depth && base[k]); k++) {
+		if (out + 5 + (size_t)depth >= n - 1) {
+			memcpy(buf + out, "...", 3);
+			out += 3;
+			while (depth-- > 0)
+				buf[out++] = '>';
+			break;
+		}
+		depth += base[k] == '<' ? 1 : base[k] == '>' ? -1 : 0;
+		buf[out++] = base[k];
+		if (!depth)
+			break;
+	}
+	buf[out] = 0;
+	return buf;
+}
+
 static int cmp_kt_name(const void *a, const void *b)
 {
 	const struct kernel_total *x = a, *y = b;
@@ -391,10 +431,10 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 	}
 	qsort(kt, nkt, sizeof(*kt), cmp_kt);
 	for (size_t i = 0; i < nkt && i < 8; i++) {
-		char key[96], label[128], short_name[64];
+		char key[96], label[128], short_name[104];
 		const char *name = model_str(m, kt[i].name_id);
 		snprintf(key, sizeof(key), "kernel_s:%.80s", name);
-		snprintf(label, sizeof(label), "kernel %s%s", kernel_label(short_name, sizeof(short_name), name, 60),
+		snprintf(label, sizeof(label), "kernel %s%s", kernel_row_name(short_name, sizeof(short_name), name),
 			 per > 0 ? " per step" : "");
 		add_metric(s, key, label, (double)kt[i].total / 1e9 / (per > 0 ? per : 1), DIR_LOWER,
 			   MK_TIME);

@@ -245,8 +245,10 @@ static void counter(struct cj *c, uint32_t t, uint64_t ts, double v)
 	progress_add(&c->prog, 1);
 }
 
-int export_chrome(const struct model *m, struct xout *o, const struct export_opts *opt)
+int export_chrome(const struct export_input *in, struct xout *o)
 {
+	const struct model *m = in->m;
+	const struct export_opts *opt = &in->o;
 	struct lay l;
 	struct cj c;
 	struct lay_iter it = { .started = 0 };

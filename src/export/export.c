@@ -8,18 +8,57 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const struct {
-	const char *name;
-	int format;
-	const char *ext;
-} formats[] = {
-	{ "perfetto", EXPORT_PERFETTO, ".pftrace" },
-	{ "chrome", EXPORT_CHROME, ".json" },
-	{ "sqlite", EXPORT_SQLITE, ".sqlite" },
-	{ "csv", EXPORT_CSV, "" },
-	{ "json", EXPORT_JSON, ".stats.json" },
-	{ "html", EXPORT_HTML, ".html" },
+/* The stream formats open their output here; sqlite and csv name their own files. */
+static int write_stream(const struct export_input *in, const char *path,
+			int (*fn)(const struct export_input *, struct xout *))
+{
+	struct xout out;
+
+	if (xout_open(&out, path, in->o.force))
+		return -1;
+	return xout_close(&out, fn(in, &out) == 0);
+}
+
+static int w_perfetto(const struct export_input *in, const char *path)
+{
+	return write_stream(in, path, export_perfetto);
+}
+
+static int w_chrome(const struct export_input *in, const char *path)
+{
+	return write_stream(in, path, export_chrome);
+}
+
+static int w_json(const struct export_input *in, const char *path)
+{
+	return write_stream(in, path, export_json);
+}
+
+static int w_html(const struct export_input *in, const char *path)
+{
+	return write_stream(in, path, export_html);
+}
+
+/*
+ * The formats, one row each: `--format NAME`, its default suffix, and its
+ * writer.  A new format is one writer and one row.
+ */
+static const struct export_writer formats[] = {
+	{ "perfetto", EXPORT_PERFETTO, ".pftrace", 1, w_perfetto },
+	{ "chrome", EXPORT_CHROME, ".json", 1, w_chrome },
+	{ "sqlite", EXPORT_SQLITE, ".sqlite", 0, export_sqlite },
+	{ "csv", EXPORT_CSV, "", 1, export_csv },
+	{ "json", EXPORT_JSON, ".stats.json", 1, w_json },
+	{ "html", EXPORT_HTML, ".html", 1, w_html },
 };
+
+const struct export_writer *export_writer_of(int format)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
+		if (formats[i].format == format)
+			return &formats[i];
+	return NULL;
+}
 
 int export_format_by_name(const char *name)
 {
@@ -75,33 +114,13 @@ char *export_default_path(const char *input, int format)
 	return sb.buf;
 }
 
-int export_write(const struct model *m, int format, const char *path, const struct export_opts *o)
+int export_write(const struct export_input *in, int format, const char *path)
 {
-	struct xout out;
-	int ret;
+	const struct export_writer *w = export_writer_of(format);
 
-	switch (format) {
-	case EXPORT_SQLITE:
-		if (!strcmp(path, "-"))
-			return error("sqlite output needs a file name, not stdout");
-		return export_sqlite(m, path, o);
-	case EXPORT_CSV:
-		return export_csv(m, path, o);
-	case EXPORT_PERFETTO:
-	case EXPORT_CHROME:
-	case EXPORT_JSON:
-	case EXPORT_HTML:
-		break;
-	default:
+	if (!w)
 		return error("unknown export format %d", format);
-	}
-	if (xout_open(&out, path, o->force))
-		return -1;
-	switch (format) {
-	case EXPORT_PERFETTO: ret = export_perfetto(m, &out, o); break;
-	case EXPORT_CHROME: ret = export_chrome(m, &out, o); break;
-	case EXPORT_JSON: ret = export_json(m, &out, o); break;
-	default: ret = export_html(m, &out, o); break;
-	}
-	return xout_close(&out, ret == 0);
+	if (!w->to_stdout && !strcmp(path, "-"))
+		return error("%s output needs a file name, not stdout", w->name);
+	return w->write(in, path);
 }

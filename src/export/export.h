@@ -34,6 +34,46 @@ struct export_opts {
 	const char *title;     /* name of the run for titles (the report path), or NULL */
 };
 
+struct analyze_result;
+struct analyze_opts;
+
+/*
+ * export_input - what every writer is handed: the data is loaded and
+ * analysed once, by the caller (cli/cmd_export.c, `profile --report-html`),
+ * with the user's window and thresholds, and every format shows those same
+ * findings (as uftrace's dump opens the data once and hands it to a table of
+ * output ops).  Nothing here is owned by the input.
+ *
+ * @findings: analyze_run()'s result with @aopts, or NULL where the caller
+ *   did not analyse (a build without the analyze part, a unit test): the
+ *   formats with findings then say "not analysed" and write none.
+ * @aopts: the options the findings were computed with (window, --set), or
+ *   NULL.  The analysed window itself is @findings->summary.win_start/end.
+ */
+struct export_input {
+	const struct model *m;
+	const struct analyze_result *findings;
+	const struct analyze_opts *aopts;
+	struct export_opts o;
+};
+
+/*
+ * export_writer - one output format: its name (`--format NAME`), the
+ * default suffix of its output, and the function that writes it.  @write
+ * gets the output path ("-" = stdout where @to_stdout) and returns 0, or -1
+ * after error() with no partial file left behind.
+ */
+struct export_writer {
+	const char *name;
+	int format;            /* enum export_format */
+	const char *ext;
+	int to_stdout;         /* can write to "-" */
+	int (*write)(const struct export_input *in, const char *path);
+};
+
+/* The writer of @format, or NULL. */
+const struct export_writer *export_writer_of(int format);
+
 /* The format for a name ("perfetto", "chrome", ...), or -1. */
 int export_format_by_name(const char *name);
 const char *export_format_name(int format);
@@ -47,10 +87,10 @@ const char *export_format_ext(int format);
 char *export_default_path(const char *input, int format);
 
 /*
- * export_write - write @m in @format to @path ("-" = stdout, not for
+ * export_write - write @in in @format to @path ("-" = stdout, not for
  * sqlite).  Returns 0, or -1 after error(); a failed regular output file is
- * removed.  An existing regular file is an error unless o->force.
+ * removed.  An existing regular file is an error unless in->o.force.
  */
-int export_write(const struct model *m, int format, const char *path, const struct export_opts *o);
+int export_write(const struct export_input *in, int format, const char *path);
 
 #endif

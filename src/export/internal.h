@@ -203,11 +203,15 @@ const char *export_process_name(const struct model *m, uint32_t pid, char *buf, 
 uint64_t export_t0(const struct model *m);
 
 /* ---- writers ---- */
-int export_perfetto(const struct model *m, struct xout *o, const struct export_opts *opt);
-int export_chrome(const struct model *m, struct xout *o, const struct export_opts *opt);
-int export_sqlite(const struct model *m, const char *path, const struct export_opts *opt);
-int export_csv(const struct model *m, const char *path, const struct export_opts *opt);
-int export_json(const struct model *m, struct xout *o, const struct export_opts *opt);
-int export_html(const struct model *m, struct xout *o, const struct export_opts *opt);
+/*
+ * The writers of the format table (export.c).  The stream writers get an
+ * opened xout; sqlite and csv open their own files.
+ */
+int export_perfetto(const struct export_input *in, struct xout *o);
+int export_chrome(const struct export_input *in, struct xout *o);
+int export_sqlite(const struct export_input *in, const char *path);
+int export_csv(const struct export_input *in, const char *path);
+int export_json(const struct export_input *in, struct xout *o);
+int export_html(const struct export_input *in, struct xout *o);
 
 #endif

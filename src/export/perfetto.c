@@ -502,8 +502,10 @@ static void emit_counter(struct pf *f, uint32_t t, uint64_t ts, double v)
 	progress_add(&f->prog, 1);
 }
 
-int export_perfetto(const struct model *m, struct xout *o, const struct export_opts *opt)
+int export_perfetto(const struct export_input *in, struct xout *o)
 {
+	const struct model *m = in->m;
+	const struct export_opts *opt = &in->o;
 	struct lay l;
 	struct pf f;
 	struct lay_iter it = { .started = 0 };

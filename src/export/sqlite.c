@@ -28,7 +28,10 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "../model/gpu_facts.h"
 
 #ifdef HAVE_GS_ANALYZE
 #include "../analyze/analyze.h"
@@ -111,6 +114,9 @@ static const char schema[] =
 	"CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER NOT NULL, "
 	"startTime INTEGER NOT NULL, stopTime INTEGER NOT NULL);\n"
 	"CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);\n"
+	"CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, "
+	"systemClockNs INTEGER);\n"
+	"CREATE TABLE EXPORT_SCHEMA_VERSION (major INTEGER, minor INTEGER, micro INTEGER);\n"
 	"CREATE TABLE GPUSCOPE_THREAD_CPU (timestamp INTEGER NOT NULL, globalTid INTEGER NOT NULL, "
 	"runNs INTEGER NOT NULL, waitNs INTEGER NOT NULL, cpuPercent REAL);\n"
 	"CREATE TABLE GPUSCOPE_DROPS (source TEXT NOT NULL, count INTEGER NOT NULL);\n"
@@ -119,6 +125,12 @@ static const char schema[] =
 	"severity TEXT NOT NULL, gain REAL, title TEXT NOT NULL, gainFormula TEXT, evidence TEXT, "
 	"recommendation TEXT, whereStart INTEGER, whereEnd INTEGER);\n"
 	"CREATE TABLE GPUSCOPE_SUMMARY (name TEXT NOT NULL, value REAL);\n";
+
+/* nsys's SQLite schema version as of the reference the names follow (docs/export.md) */
+#define NSYS_SCHEMA_VERSION "3.28.1"
+#define NSYS_SCHEMA_MAJOR 3
+#define NSYS_SCHEMA_MINOR 28
+#define NSYS_SCHEMA_MICRO 1
 
 struct enum_row {
 	int id;
@@ -264,53 +276,27 @@ static uint32_t extra_str(struct sq *s, const char *str)
 }
 
 /*
- * The short name nsys shows for a kernel: the function's own name, without
- * return type, scope, template arguments and parameters.
+ * The short name nsys stores for a kernel (kernel_base_name()): the
+ * function's own name, without return type, scopes (anonymous namespaces
+ * too), template arguments and parameters, so that `GROUP BY shortName`
+ * merges a kernel's instantiations as nsys's ":base" reports do.
  */
 static uint32_t short_name(struct sq *s, uint32_t sid)
 {
-	const char *name = model_str(s->m, sid), *p;
-	struct strbuf sb = STRBUF_INIT;
-	int angle = 0, paren = 0, params = 0;
-	size_t last_start = 0;
+	const char *name = model_str(s->m, sid), *base;
+	size_t len;
 	uint32_t id;
 
 	if (s->short_id[sid])
 		return s->short_id[sid] - 1;
-	for (p = name; *p; p++) {
-		char c = *p;
-		if (c == '<') {
-			angle++;
-			continue;
-		}
-		if (c == '>' && angle) {
-			angle--;
-			continue;
-		}
-		if (angle)
-			continue;
-		if (c == '(' && sb.len && !paren) {
-			params = 1; /* the parameter list */
-			break;
-		}
-		if (c == '(' || c == ')') {
-			paren += c == '(' ? 1 : -1;
-			strbuf_addch(&sb, c);
-			continue;
-		}
-		if (!paren && (c == ' ' || (c == ':' && p[1] == ':'))) {
-			if (c == ':')
-				p++;
-			last_start = sb.len;
-			continue;
-		}
-		strbuf_addch(&sb, c);
+	base = kernel_base_name(name, &len);
+	if (base == name && len == strlen(name)) {
+		id = sid; /* already a base name */
+	} else {
+		char *copy = xstrndup(base, len);
+		id = extra_str(s, copy);
+		free(copy);
 	}
-	if (!params || !sb.len || last_start >= sb.len)
-		id = sid; /* not a C++ signature: the name as it is */
-	else
-		id = extra_str(s, sb.buf + last_start);
-	strbuf_release(&sb);
 	s->short_id[sid] = id + 1;
 	return id;
 }
@@ -320,6 +306,58 @@ static void uuid_text(char *buf, size_t n, const uint8_t u[16])
 	snprintf(buf, n, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
 		 u[13], u[14], u[15]);
+}
+
+/*
+ * memoryBandwidth in bytes/s: from the recorded memory clock and bus width
+ * (double data rate), else the datasheet's figure for the GPU model
+ * (gpu_facts.h, GB/s), else NULL: unknown, not 0.
+ */
+static void bind_bandwidth(sqlite3_stmt *st, int col, const struct model *m, const struct trace_device *d)
+{
+	struct gpu_facts f;
+
+	if (d->mem_clock_khz && d->mem_bus_width) {
+		sqlite3_bind_int64(st, col, (int64_t)((uint64_t)d->mem_clock_khz * 1000 * 2 * (d->mem_bus_width / 8)));
+		return;
+	}
+	gpu_facts_lookup(model_str(m, d->name_id), d->cc_major, d->cc_minor, d->sm_count, d->global_mem, &f);
+	if (f.f[GF_MEM_BW].src != GFS_UNKNOWN && f.f[GF_MEM_BW].v > 0)
+		sqlite3_bind_int64(st, col, (int64_t)(f.f[GF_MEM_BW].v * 1e9));
+	else
+		sqlite3_bind_null(st, col);
+}
+
+/*
+ * The wall clock at the report's first timestamp: the earliest process
+ * start with a wall-clock reading, moved back to t_min on the monotonic
+ * clock.  0 when no process recorded one.
+ */
+static uint64_t session_start_utc(const struct model *m, uint64_t *mono)
+{
+	const struct model_process *best = NULL;
+
+	for (size_t i = 0; i < m->procs.n; i++) {
+		const struct model_process *p = &m->procs.v[i];
+		if (p->start_realtime_ns && p->start_mono_ns && (!best || p->start_mono_ns < best->start_mono_ns))
+			best = p;
+	}
+	if (!best)
+		return 0;
+	*mono = m->t_min;
+	if (best->start_mono_ns >= m->t_min)
+		return best->start_realtime_ns - (best->start_mono_ns - m->t_min);
+	return best->start_realtime_ns + (m->t_min - best->start_mono_ns);
+}
+
+static void fmt_utc(char *buf, size_t n, uint64_t ns, int local)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+
+	if (!(local ? localtime_r(&t, &tm) : gmtime_r(&t, &tm)) ||
+	    !strftime(buf, n, local ? "%Y-%m-%d %H:%M:%S %z" : "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(buf, n, "-");
 }
 
 static int write_info(struct sq *s)
@@ -343,8 +381,7 @@ static int write_info(struct sq *s)
 		BT(st, 2, model_str(m, d->name_id));
 		BT(st, 3, bus);
 		BI(st, 4, d->global_mem);
-		/* bytes/s: double data rate over the bus width */
-		BI(st, 5, (uint64_t)d->mem_clock_khz * 1000 * 2 * (d->mem_bus_width / 8));
+		bind_bandwidth(st, 5, m, d);
 		BI(st, 6, (uint64_t)d->core_clock_khz * 1000);
 		BI(st, 7, d->sm_count);
 		BT(st, 8, uuid);
@@ -399,8 +436,33 @@ static int write_info(struct sq *s)
 		step(s, st);
 	}
 	sqlite3_finalize(st);
+	st = prep(s, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?,?,?,?)");
+	if (st) {
+		uint64_t mono = 0, utc = session_start_utc(m, &mono);
+		char t1[64], t2[64];
+		if (utc) {
+			fmt_utc(t1, sizeof(t1), utc, 0);
+			fmt_utc(t2, sizeof(t2), utc, 1);
+			BI(st, 1, utc);
+			BT(st, 2, t1);
+			BT(st, 3, t2);
+			BI(st, 4, mono);
+			step(s, st);
+		}
+	}
+	sqlite3_finalize(st);
+	if (!s->failed) {
+		char *sql = xstrfmt("INSERT INTO EXPORT_SCHEMA_VERSION VALUES (%d,%d,%d)", NSYS_SCHEMA_MAJOR,
+				    NSYS_SCHEMA_MINOR, NSYS_SCHEMA_MICRO);
+		exec(s, sql);
+		free(sql);
+	}
 	st = prep(s, "INSERT INTO META_DATA_EXPORT VALUES (?,?)");
 	if (st) {
+		/* the nsys schema whose table and column names this export follows (docs/export.md) */
+		BT(st, 1, "EXPORT_SCHEMA_VERSION");
+		BT(st, 2, NSYS_SCHEMA_VERSION);
+		step(s, st);
 		BT(st, 1, "EXPORTER");
 		BT(st, 2, "gpuscope " GPUSCOPE_VERSION);
 		step(s, st);
@@ -1013,38 +1075,18 @@ static int write_metrics(struct sq *s)
 	return ret ? -1 : (s->failed ? -1 : 0);
 }
 
-#ifdef HAVE_GS_ANALYZE
 /*
- * The analysis runs on a second thread while the tables are written: it
- * only reads the model (the writer does too), and on a 2-core machine it
- * then costs no time of its own.
+ * The findings the caller computed (export_input): the same as `analyze`
+ * with the same options prints.  None when the caller did not analyse.
  */
-struct analysis {
-	const struct model *m;
-	struct analyze_result r;
-	int ret;
-};
-
-static void *analysis_thread(void *arg)
-{
-	struct analysis *a = arg;
-	struct analyze_opts ao = { 0 };
-
-	a->ret = analyze_run(a->m, &ao, &a->r);
-	return NULL;
-}
-#endif
-
-static int write_findings(struct sq *s, void *analysis)
+static int write_findings(struct sq *s, const struct analyze_result *r)
 {
 #ifdef HAVE_GS_ANALYZE
 	static const char *const sev[] = { "info", "warning", "critical" };
-	struct analysis *a = analysis;
-	const struct analyze_result *r = &a->r;
 	sqlite3_stmt *st;
 
-	if (a->ret)
-		return -1;
+	if (!r)
+		return 0;
 	st = prep(s, "INSERT INTO GPUSCOPE_FINDINGS VALUES (?,?,?,?,?,?,?,?,?,?)");
 	for (size_t i = 0; st && i < r->n; i++) {
 		const struct finding *f = &r->findings[i];
@@ -1079,7 +1121,7 @@ static int write_findings(struct sq *s, void *analysis)
 	}
 	sqlite3_finalize(st);
 #else
-	(void)analysis;
+	(void)r;
 #endif
 	return s->failed ? -1 : 0;
 }
@@ -1211,8 +1253,10 @@ static int copy_second(struct sq *s, const char *file, uint64_t rows)
 	return ret;
 }
 
-int export_sqlite(const struct model *m, const char *path, const struct export_opts *opt)
+int export_sqlite(const struct export_input *in, const char *path)
 {
+	const struct model *m = in->m;
+	const struct export_opts *opt = &in->o;
 	struct sq s;
 	struct second sec;
 	struct stat stb;
@@ -1222,11 +1266,6 @@ int export_sqlite(const struct model *m, const char *path, const struct export_o
 	char *tmp, *tmp2;
 	int ret = 0, second_started = 0, reported = 0;
 	uint64_t second_rows = m->api.n + m->nvtx.n + m->marks.n + m->osrt.n + m->cpu.n + m->metrics.n;
-#ifdef HAVE_GS_ANALYZE
-	struct analysis analysis = { 0 };
-	pthread_t thread;
-	int analysis_started = 0;
-#endif
 	pthread_t thread2;
 
 	if (!stat(path, &stb) && !opt->force)
@@ -1248,13 +1287,6 @@ int export_sqlite(const struct model *m, const char *path, const struct export_o
 		      m->kernels.n + m->memcpys.n + m->memsets.n + m->syncs.n + m->memory.n + second_rows);
 	/* no allocation statistics (a global lock per malloc); fails harmlessly once initialised */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-#ifdef HAVE_GS_ANALYZE
-	analysis.m = m;
-	if (!pthread_create(&thread, NULL, analysis_thread, &analysis))
-		analysis_started = 1;
-	else
-		analysis_thread(&analysis); /* no thread: analyse first */
-#endif
 	if (open_db(&s, tmp) || exec(&s, "BEGIN") || exec(&s, schema) || write_info(&s)) {
 		ret = -1;
 	} else {
@@ -1278,17 +1310,8 @@ int export_sqlite(const struct model *m, const char *path, const struct export_o
 		if (!ret && copy_second(&s, tmp2, second_rows))
 			ret = -1;
 	}
-#ifdef HAVE_GS_ANALYZE
-	if (analysis_started)
-		pthread_join(thread, NULL);
-	if (!ret && (exec(&s, "BEGIN") || write_findings(&s, &analysis) || exec(&s, "COMMIT")))
+	if (!ret && (exec(&s, "BEGIN") || write_findings(&s, in->findings) || exec(&s, "COMMIT")))
 		ret = -1;
-	if (!analysis.ret)
-		analyze_result_release(&analysis.r);
-#else
-	if (!ret && (exec(&s, "BEGIN") || write_findings(&s, NULL) || exec(&s, "COMMIT")))
-		ret = -1;
-#endif
 	progress_end(&prog);
 	if (s.db && sqlite3_close(s.db) != SQLITE_OK && !ret)
 		ret = error("cannot write '%s': %s", tmp, sqlite3_errmsg(s.db));

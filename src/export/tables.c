@@ -109,12 +109,13 @@ static void findings_csv(struct xout *o, const struct analyze_result *r)
 	}
 }
 
-int export_csv(const struct model *m, const char *path, const struct export_opts *opt)
+int export_csv(const struct export_input *in, const char *path)
 {
+	const struct model *m = in->m;
+	const struct export_opts *opt = &in->o;
 	const char *const *names = stats_report_names();
 	struct stats_opts so = { 0 };
-	struct analyze_opts ao = { 0 };
-	struct analyze_result r;
+	const struct analyze_result *r = in->findings;
 	struct xout o;
 	int to_stdout = !strcmp(path, "-"), ret = 0;
 	size_t nfiles = 0;
@@ -143,24 +144,19 @@ int export_csv(const struct model *m, const char *path, const struct export_opts
 		}
 		stats_table_release(&t);
 	}
-	if (!ret) {
-		if (analyze_run(m, &ao, &r))
-			ret = -1;
-		if (!ret) {
-			if (to_stdout) {
-				xout_str(&o, "\n# findings\n");
-				findings_csv(&o, &r);
+	if (!ret && r) {
+		if (to_stdout) {
+			xout_str(&o, "\n# findings\n");
+			findings_csv(&o, r);
+		} else {
+			char *file = xstrfmt("%s_findings.csv", path);
+			if (xout_open(&o, file, opt->force)) {
+				ret = -1;
 			} else {
-				char *file = xstrfmt("%s_findings.csv", path);
-				if (xout_open(&o, file, opt->force)) {
-					ret = -1;
-				} else {
-					findings_csv(&o, &r);
-					ret = xout_close(&o, 1);
-				}
-				free(file);
+				findings_csv(&o, r);
+				ret = xout_close(&o, 1);
 			}
-			analyze_result_release(&r);
+			free(file);
 		}
 	}
 	if (to_stdout)
@@ -171,12 +167,12 @@ int export_csv(const struct model *m, const char *path, const struct export_opts
 	return ret ? -1 : 0;
 }
 
-int export_json(const struct model *m, struct xout *o, const struct export_opts *opt)
+int export_json(const struct export_input *in, struct xout *o)
 {
+	const struct model *m = in->m;
+	const struct export_opts *opt = &in->o;
 	const char *const *names = stats_report_names();
 	struct stats_opts so = { 0 };
-	struct analyze_opts ao = { 0 };
-	struct analyze_result r;
 	int ret = 0;
 
 	xout_str(o, "{\"schema\":\"gpuscope-export/1\",\"source\":");
@@ -194,28 +190,26 @@ int export_json(const struct model *m, struct xout *o, const struct export_opts 
 	if (ret)
 		return -1;
 	xout_str(o, "],\n\"analysis\":");
-	if (analyze_run(m, &ao, &r))
-		return -1;
-	ret = capture_analysis(o, m, &r);
-	analyze_result_release(&r);
+	if (in->findings)
+		ret = capture_analysis(o, m, in->findings);
+	else
+		xout_str(o, "null");
 	xout_str(o, "}\n");
 	return ret || o->failed ? -1 : 0;
 }
 
 #else
 
-int export_csv(const struct model *m, const char *path, const struct export_opts *opt)
+int export_csv(const struct export_input *in, const char *path)
 {
-	(void)m;
-	(void)opt;
+	(void)in;
 	return error("'%s': csv export needs the stats and analyze parts in this build", path);
 }
 
-int export_json(const struct model *m, struct xout *o, const struct export_opts *opt)
+int export_json(const struct export_input *in, struct xout *o)
 {
-	(void)m;
+	(void)in;
 	(void)o;
-	(void)opt;
 	return error("json export needs the stats and analyze parts in this build");
 }
 

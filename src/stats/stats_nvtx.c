@@ -22,9 +22,9 @@ static const char *style_name(unsigned kind)
 	return kind == TRACE_NVTX_STARTEND ? "StartEnd" : "PushPop";
 }
 
-static void range_name(struct strbuf *sb, const struct model *m, uint32_t name, uint32_t domain)
+static void range_name_str(struct strbuf *sb, const struct model *m, const char *n, uint32_t domain)
 {
-	const char *d = model_str(m, domain), *n = model_str(m, name);
+	const char *d = model_str(m, domain);
 
 	strbuf_reset(sb);
 	if (*d) {
@@ -43,24 +43,51 @@ static void open_note(struct stats_table *t, const struct model *m)
 
 /* ---- nvtx_sum ---- */
 
+/*
+ * The name a range is grouped under: its name without a trailing instance
+ * number "#N" (torch.profiler's "ProfilerStep#551" and "#552" are two
+ * instances of one range "ProfilerStep", as model_is_step_name() reads
+ * step names).  Only "#" and digits are cut: "layer_1" and "layer_2" stay
+ * two ranges.  @cache (per model string, local id + 1) and @local hold the
+ * grouped names.
+ */
+static uint32_t group_name(const struct model *m, uint32_t name_id, uint32_t *cache, struct strtab *local)
+{
+	const char *n = model_str(m, name_id);
+	size_t len = strlen(n), k = len;
+
+	if (cache[name_id])
+		return cache[name_id] - 1;
+	while (k && n[k - 1] >= '0' && n[k - 1] <= '9')
+		k--;
+	if (k && k < len && n[k - 1] == '#' && k > 1)
+		len = k - 1;
+	cache[name_id] = strtab_intern_n(local, n, len) + 1;
+	return cache[name_id] - 1;
+}
+
 static int nvtx_sum_run(const struct model *m, const struct stats_opts *o,
 			const struct stats_filter *f, struct stats_table *t)
 {
 	struct grpmap g = { 0 };
 	struct strbuf sb = STRBUF_INIT;
+	struct strtab local;
+	uint32_t *cache = xcalloc(m->str.nr + 1, sizeof(*cache));
 	size_t c0, cs, cn;
 	uint64_t grand = 0;
 
+	strtab_init(&local);
 	c0 = st_summary_cols(t, "Instances");
 	cs = st_col(t, "Style", STATS_STR);
 	cn = st_col(t, "Range", STATS_STR);
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
-		uint32_t key[GRP_KEY_WORDS] = { r->name_id, r->domain_id, r->kind };
+		uint32_t key[GRP_KEY_WORDS] = { 0, r->domain_id, r->kind };
 		struct grp *gr;
 
 		if (!r->end || !stats_filter_pass(f, r->start, r->end))
 			continue;
+		key[0] = group_name(m, r->name_id, cache, &local);
 		gr = grpmap_get(&g, key);
 		u64vec_push(&gr->d, dur(r->start, r->end));
 		gr->total += dur(r->start, r->end);
@@ -75,11 +102,13 @@ static int nvtx_sum_run(const struct model *m, const struct stats_opts *o,
 		summ_compute(g.v[i].d.v, g.v[i].d.n, &s);
 		st_summary_row(t, r, c0, &s, grand);
 		st_str(t, r, cs, style_name(g.v[i].key[2]));
-		range_name(&sb, m, g.v[i].key[0], g.v[i].key[1]);
+		range_name_str(&sb, m, strtab_get(&local, g.v[i].key[0]), g.v[i].key[1]);
 		st_str(t, r, cn, sb.buf);
 	}
 	grpmap_release(&g);
 	strbuf_release(&sb);
+	strtab_release(&local);
+	free(cache);
 	if (!t->nrows) {
 		if (m->nvtx_open && m->nvtx.n)
 			st_empty(t, "%s: no ended NVTX ranges (%llu never ended)", t->report,
@@ -309,6 +338,10 @@ static int proj_run(const struct model *m, const struct stats_opts *o,
 	struct side { uint64_t range_time, ops, levels, children; } *side = NULL;
 	size_t nside = 0, aside = 0;
 	size_t cn, cs, ctp, ctr, ci, c5, cto, cao, cal, cac;
+	struct strtab local;
+	uint32_t *cache = xcalloc(m->str.nr + 1, sizeof(*cache));
+
+	strtab_init(&local);
 
 	cn = st_col(t, "Range", STATS_STR);
 	cs = st_col(t, "Style", STATS_STR);
@@ -329,7 +362,7 @@ static int proj_run(const struct model *m, const struct stats_opts *o,
 	children = child_counts(m);
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
-		uint32_t key[GRP_KEY_WORDS] = { r->name_id, r->domain_id, r->kind };
+		uint32_t key[GRP_KEY_WORDS] = { group_name(m, r->name_id, cache, &local), r->domain_id, r->kind };
 		struct proj p = { 0 };
 		struct grp *gr;
 		struct side *sd;
@@ -363,7 +396,7 @@ static int proj_run(const struct model *m, const struct stats_opts *o,
 
 		summ_compute(gr->d.v, gr->d.n, &s);
 		n = (double)s.count;
-		range_name(&sb, m, gr->key[0], gr->key[1]);
+		range_name_str(&sb, m, strtab_get(&local, gr->key[0]), gr->key[1]);
 		st_str(t, r, cn, sb.buf);
 		st_str(t, r, cs, style_name(gr->key[2]));
 		st_int(t, r, ctp, (int64_t)s.total);
@@ -393,6 +426,8 @@ static int proj_run(const struct model *m, const struct stats_opts *o,
 	free(side);
 	free(children);
 	grpmap_release(&g);
+	strtab_release(&local);
+	free(cache);
 	strbuf_release(&sb);
 	join_release(&j);
 	return 0;
@@ -413,14 +448,16 @@ struct kern_ctx {
 	const struct trace_nvtx_range *r;
 	size_t range_idx;
 	struct grpmap *g;
+	uint32_t *cache;           /* group_name()'s */
+	struct strtab *local;
 };
 
 static void kern_op(void *ctx, const struct gpu_op *op)
 {
 	struct kern_ctx *c = ctx;
 	const struct trace_kernel *k = &c->m->kernels.v[op->idx];
-	uint32_t key[GRP_KEY_WORDS] = { c->r->name_id, c->r->domain_id, c->r->kind, c->r->pid,
-					c->r->tid, k->name_id };
+	uint32_t key[GRP_KEY_WORDS] = { group_name(c->m, c->r->name_id, c->cache, c->local), c->r->domain_id,
+					c->r->kind, c->r->pid, c->r->tid, k->name_id };
 	struct grp *gr = grpmap_get(c->g, key);
 
 	u64vec_push(&gr->d, dur(k->start, k->end));
@@ -438,7 +475,10 @@ static int kern_sum_run(const struct model *m, const struct stats_opts *o,
 	struct grpmap g = { 0 };
 	struct strbuf sb = STRBUF_INIT;
 	size_t cn, cs, cp, ct, cni, cki, c0, ck;
+	struct strtab local;
+	uint32_t *cache = xcalloc(m->str.nr + 1, sizeof(*cache));
 
+	strtab_init(&local);
 	cn = st_col(t, "NVTX Range", STATS_STR);
 	cs = st_col(t, "Style", STATS_STR);
 	cp = st_col(t, "PID", STATS_INT);
@@ -455,7 +495,7 @@ static int kern_sum_run(const struct model *m, const struct stats_opts *o,
 
 	join_init(&j, m, 1);
 	for (size_t i = 0; i < m->nvtx.n; i++) {
-		struct kern_ctx c = { m, &m->nvtx.v[i], i, &g };
+		struct kern_ctx c = { m, &m->nvtx.v[i], i, &g, cache, &local };
 		if (!c.r->end || !stats_filter_pass(f, c.r->start, c.r->end))
 			continue;
 		for_range_ops(&j, m, c.r, kern_op, &c);
@@ -468,7 +508,7 @@ static int kern_sum_run(const struct model *m, const struct stats_opts *o,
 		size_t r = st_row(t);
 
 		summ_compute(gr->d.v, gr->d.n, &s);
-		range_name(&sb, m, gr->key[0], gr->key[1]);
+		range_name_str(&sb, m, strtab_get(&local, gr->key[0]), gr->key[1]);
 		st_str(t, r, cn, sb.buf);
 		st_str(t, r, cs, style_name(gr->key[2]));
 		st_int(t, r, cp, gr->key[3]);
@@ -495,6 +535,8 @@ static int kern_sum_run(const struct model *m, const struct stats_opts *o,
 	}
 	open_note(t, m);
 	grpmap_release(&g);
+	strtab_release(&local);
+	free(cache);
 	strbuf_release(&sb);
 	join_release(&j);
 	return 0;

@@ -516,6 +516,52 @@ const char *kernel_label(char *buf, size_t n, const char *name, size_t max)
 	return buf;
 }
 
+const char *kernel_base_name(const char *name, size_t *len)
+{
+	/*
+	 * One pass at bracket depth 0: a component starts after a space or
+	 * "::" and its name ends at its first '<'; a '(' that opens a
+	 * component is a scope like "(anonymous namespace)", any other '(' is
+	 * the parameter list, where the function name ends.  Inside template
+	 * arguments and scope parentheses everything is skipped.
+	 */
+	size_t comp = 0, comp_end = SIZE_MAX, i;
+	int angle = 0, paren = 0;
+
+	for (i = 0; name[i]; i++) {
+		char c = name[i];
+		if (angle) {
+			angle += c == '<' ? 1 : c == '>' ? -1 : 0;
+			continue;
+		}
+		if (paren) {
+			paren += c == '(' ? 1 : c == ')' ? -1 : 0;
+			continue;
+		}
+		if (c == '<') {
+			if (comp_end == SIZE_MAX)
+				comp_end = i;
+			angle = 1;
+		} else if (c == '(') {
+			if (i != comp)
+				break; /* the parameter list */
+			paren = 1;
+		} else if (c == ' ' || (c == ':' && name[i + 1] == ':')) {
+			i += c == ':';
+			comp = i + 1;
+			comp_end = SIZE_MAX;
+		}
+	}
+	if (comp_end == SIZE_MAX)
+		comp_end = i;
+	if (angle || paren || comp_end <= comp || name[comp] == '(') {
+		*len = strlen(name);
+		return name;
+	}
+	*len = comp_end - comp;
+	return name + comp;
+}
+
 int finish_stdout(void)
 {
 	if (fflush(stdout) || ferror(stdout))

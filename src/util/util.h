@@ -121,6 +121,19 @@ const char *fmt_bytes(char *buf, size_t n, double bytes);
 const char *kernel_label(char *buf, size_t n, const char *name, size_t max);
 
 /*
+ * kernel_base_name - a demangled kernel name's base name, as nsys's
+ * shortName (and its ":base" reports) give it: the function's own name
+ * without return type, scopes, template arguments and parameter list.
+ * "void at::native::(anonymous namespace)::max_pool_forward_nchw<float,
+ * float>(int, float const*)" is "max_pool_forward_nchw";
+ * "multi_tensor_apply_kernel<TensorListMetadata<4>, ...>" (no parameters)
+ * is "multi_tensor_apply_kernel"; a plain C name is itself.  The base name
+ * is a part of @name: returns its start and sets *@len; @name itself (with
+ * *@len its length) where no base name can be told (unbalanced brackets).
+ */
+const char *kernel_base_name(const char *name, size_t *len);
+
+/*
  * Flush and check stdout at exit; a closed pipe or full disk becomes an
  * error with exit status 1 (git's run_builtin).  Returns 0 or -1.
  */

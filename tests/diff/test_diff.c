@@ -202,6 +202,87 @@ static void test_summary_of_steps(void)
 	run_summary_release(&s);
 }
 
+/* A kernel row as summary.c makes it: key "kernel_s:NAME", spread over @n runs. */
+static struct run_metric mk_kernel(const char *name, double v, int n)
+{
+	struct run_metric m = mk("x", v, v * 0.9, v * 1.1, n, DIR_LOWER, MK_TIME);
+
+	snprintf(m.key, sizeof(m.key), "kernel_s:%.80s", name);
+	snprintf(m.label, sizeof(m.label), "kernel %.100s per step", name);
+	return m;
+}
+
+static void test_kernel_row_names(void)
+{
+	static const char *const names[] = {
+		"void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*)",
+		"void at::native::(anonymous namespace)::max_pool_backward_nchw<float, float>(float const*, long)",
+		"void at::native::(anonymous namespace)::max_pool_forward_nchw<c10::Half, float>(int, c10::Half*)",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, float*)",
+	};
+	struct run_metric b[5], a[5];
+	struct run_summary sb = { 0 }, sa = { 0 };
+	struct diff_opts o;
+	struct diff_result r;
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0, nlines = 0;
+	long verdict_col = -1;
+	char seen[8][128];
+	FILE *f;
+
+	for (int i = 0; i < 4; i++) {
+		b[i] = mk_kernel(names[i], 0.001 * (i + 1), 3);
+		a[i] = mk_kernel(names[i], 0.0012 * (i + 1), 3);
+	}
+	b[4] = mk("step_time_s", 0.5, 0.45, 0.55, 3, DIR_LOWER, MK_TIME);
+	a[4] = mk("step_time_s", 0.4, 0.35, 0.45, 3, DIR_LOWER, MK_TIME);
+	diff_opts_init(&o);
+	sb.m = b;
+	sb.n = 5;
+	sb.runs = 3;
+	sb.source = "before";
+	sa.m = a;
+	sa.n = 5;
+	sa.runs = 3;
+	sa.source = "after";
+	diff_compare(&sb, &sa, &o, &r);
+	f = open_memstream(&buf, &len);
+	CHECK(f != NULL);
+	CHECK(diff_print(f, "text", &sb, &sa, &r) == 0);
+	fclose(f);
+	if (getenv("GS_TEST_VERBOSE"))
+		fputs(buf, stderr);
+	/* the base name tells the pool kernels apart, where 40 characters read the same */
+	CHECK_CONTAINS(buf, "kernel max_pool_backward_nchw per step ");
+	CHECK_CONTAINS(buf, "kernel vectorized_elementwise_kernel per step ");
+	/* two instantiations of one base name: with their template arguments */
+	CHECK(strstr(buf, "kernel max_pool_forward_nchw per step ") == NULL);
+	CHECK_CONTAINS(buf, "kernel max_pool_forward_nchw<float, float> per step ");
+	CHECK_CONTAINS(buf, "kernel max_pool_forward_nchw<c10::Half, float> per step ");
+	/* every table line (header and rows) puts its verdict in the same column, rows read differently */
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *v = NULL;
+		long col;
+		if (strncmp(line, "metric ", 7) && strncmp(line, "kernel ", 7) && strncmp(line, "step_time_s", 11))
+			continue;
+		v = strrchr(line, ' ');
+		CHECK(v != NULL);
+		col = (long)(v - line);
+		if (verdict_col < 0)
+			verdict_col = col;
+		CHECK_EQ_I64(col, verdict_col);
+		if (nlines < 8) {
+			snprintf(seen[nlines], sizeof(seen[nlines]), "%.*s", (int)(strstr(line, "  ") ? strstr(line, "  ") - line : 40), line);
+			for (size_t k = 0; k < nlines; k++)
+				CHECK(strcmp(seen[k], seen[nlines]) != 0);
+			nlines++;
+		}
+	}
+	CHECK_EQ_I64((long long)nlines, 6); /* header + 5 rows */
+	free(buf);
+	diff_result_release(&r);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_single_run_threshold),
 	GSTEST(test_overlapping_runs_are_noise),
@@ -210,6 +291,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_baseline_roundtrip),
 	GSTEST(test_baseline_rejects_garbage),
 	GSTEST(test_summary_of_steps),
+	GSTEST(test_kernel_row_names),
 	{ 0 },
 };
 
