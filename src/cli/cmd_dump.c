@@ -17,7 +17,7 @@
 
 static const char dump_usage[] = "gpuscope dump [--type T[,T...]] [--absolute] REPORT";
 static const char dump_types[] = "process thread nvtx_range nvtx_mark name osrt cpu_sample api "
-				 "kernel memcpy memset sync memory device metric capture";
+				 "kernel memcpy memset sync memory device metric kmetric capture";
 
 struct dump_ctx {
 	const struct model *m;
@@ -241,6 +241,20 @@ static void dump_one(struct dump_ctx *d, unsigned type, size_t i)
 		strbuf_addf(sb, " value=%.6g", x->value);
 		break;
 	}
+	case TRACE_EV_KMETRIC: {
+		const struct trace_kmetric *x = &m->kmetrics.v[i];
+		t(d, x->time, "kmetric");
+		strbuf_addf(sb, " pid=%u tid=%u device=%u corr=%u instance=%u passes=%u cost=%" PRIu64, x->pid,
+			    x->tid, x->device, x->correlation, x->instance, x->passes, x->cost_ns);
+		q(sb, "key", model_str(m, x->key_id));
+		if (x->flags & TRACE_KM_VALID)
+			strbuf_addf(sb, " value=%.6g", x->value);
+		else
+			strbuf_addstr(sb, x->flags & TRACE_KM_UNAVAILABLE ? " value=unavailable" : " value=failed");
+		q(sb, "metric", model_str(m, x->metric_id));
+		q(sb, "kernel", model_str(m, x->kernel_id));
+		break;
+	}
 	case TRACE_EV_CAPTURE: {
 		const struct trace_capture *c = &m->captures.v[i];
 		t(d, c->time, "capture");
@@ -284,7 +298,7 @@ int cmd_dump(int argc, char **argv)
 		TRACE_EV_PROCESS, TRACE_EV_DEVICE, TRACE_EV_NAME, TRACE_EV_THREAD,
 		TRACE_EV_CAPTURE, TRACE_EV_NVTX_RANGE, TRACE_EV_NVTX_MARK, TRACE_EV_OSRT,
 		TRACE_EV_CPU_SAMPLE, TRACE_EV_API, TRACE_EV_KERNEL, TRACE_EV_MEMCPY,
-		TRACE_EV_MEMSET, TRACE_EV_SYNC, TRACE_EV_MEMORY, TRACE_EV_METRIC,
+		TRACE_EV_MEMSET, TRACE_EV_SYNC, TRACE_EV_MEMORY, TRACE_EV_METRIC, TRACE_EV_KMETRIC,
 	};
 	unsigned want[TRACE_EV__COUNT] = { 0 };
 	int any_type = 0, absolute = 0, c;
@@ -349,6 +363,7 @@ int cmd_dump(int argc, char **argv)
 		case TRACE_EV_SYNC: n = m.syncs.n; break;
 		case TRACE_EV_MEMORY: n = m.memory.n; break;
 		case TRACE_EV_METRIC: n = m.metrics.n; break;
+		case TRACE_EV_KMETRIC: n = m.kmetrics.n; break;
 		}
 		ALLOC_GROW(keys, nk + n, ak);
 		for (size_t i = 0; i < n; i++) {
@@ -368,6 +383,7 @@ int cmd_dump(int argc, char **argv)
 			case TRACE_EV_SYNC: time = m.syncs.v[i].start; break;
 			case TRACE_EV_MEMORY: time = m.memory.v[i].time; break;
 			case TRACE_EV_METRIC: time = m.metrics.v[i].time; break;
+			case TRACE_EV_KMETRIC: time = m.kmetrics.v[i].time; break;
 			default: time = 0; break; /* devices and names come first */
 			}
 			keys[nk].time = time;

@@ -42,6 +42,12 @@ grep -q 'hardware counters decided 1 kernel names: 1 with the tensor pipes busy 
 	fail "zoo broken: the counters did not decide"
 "$GPUSCOPE" analyze "$d/h200_kmetrics_tensorcore_fixed.gpuscope" 2>/dev/null | grep -q 'tensor-cores-unused' &&
 	fail "zoo fixed: still a tensor-cores-unused finding"
+# dump shows every counter record, an unavailable one as such (never 0)
+bf=$d/h200_kmetrics_cublas_bf16.gpuscope
+"$GPUSCOPE" dump --type kmetric "$bf" >"${TMPDIR:-/tmp}/km.$$" || fail "dump --type kmetric"
+grep -q 'key="tensor_gmma_pct" value=unavailable ' "${TMPDIR:-/tmp}/km.$$" || fail "dump: unavailable GMMA metric"
+grep -Eq 'key="tensor_pipe_pct" value=9[0-9.]+ metric=' "${TMPDIR:-/tmp}/km.$$" || fail "dump: tensor pipe value"
+rm -f "${TMPDIR:-/tmp}/km.$$"
 # the profiled launches' kernel records are counted as lost, not silently missing
 "$GPUSCOPE" info "$f" 2>/dev/null | grep -Eq "^dropped: +10$" || fail "lost kernel records not counted"
 echo ok
