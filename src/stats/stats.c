@@ -28,6 +28,7 @@ static const struct stats_report_def *const defs[] = {
 	&stats_def_cuda_kern_metrics,
 	&stats_def_cuda_kern_eff,
 	&stats_def_cuda_kern_class_sum,
+	&stats_def_torch_mem_sum,
 };
 
 static const char *names[ARRAY_SIZE(defs) + 1];

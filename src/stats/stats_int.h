@@ -149,6 +149,8 @@ extern const struct stats_report_def stats_def_cuda_gpu_trace, stats_def_cuda_ap
 extern const struct stats_report_def stats_def_cuda_kern_metrics;
 /* Kernel efficiency and kernel time by class (stats_eff.c). */
 extern const struct stats_report_def stats_def_cuda_kern_eff, stats_def_cuda_kern_class_sum;
+/* PyTorch's caching allocator (stats_torchmem.c). */
+extern const struct stats_report_def stats_def_torch_mem_sum;
 
 /* Feed every row of @m that @a's report reads and @f passes. */
 void stats_acc_feed_model(struct stats_acc *a, const struct model *m, const struct stats_filter *f);
