@@ -448,7 +448,7 @@ void rule_oom(struct az_ctx *c, const struct az_rule *self)
 	double big = az_param(c, self, "big_request_share");
 	double share = 0.1;
 	struct strbuf ev = STRBUF_INIT;
-	char b1[64], b2[64], b3[64], b4[64];
+	char b1[64], b2[64], b3[64], b4[64], b5[64];
 
 	for (size_t r = 0; r < az_nrules; r++) /* the leak test's own threshold */
 		if (!strcmp(az_rules[r].id, "memory-leak"))
@@ -486,7 +486,7 @@ void rule_oom(struct az_ctx *c, const struct az_rule *self)
 				    cap ? " of " : "", cap ? fmt_bytes(b4, sizeof(b4), (double)cap) : "",
 				    fmt_bytes(b3, sizeof(b3), (double)freec),
 				    100.0 * az_div((double)freec, (double)x->reserved),
-				    fmt_bytes(b4, sizeof(b4), (double)x->inactive_split));
+				    fmt_bytes(b5, sizeof(b5), (double)x->inactive_split));
 			frag = freec >= x->requested &&
 			       (!(x->flags & TRACE_OOM_HAS_BLOCKS) || x->largest_free < x->requested);
 			if (frag)
@@ -510,8 +510,11 @@ void rule_oom(struct az_ctx *c, const struct az_rule *self)
 				const char *e = strchr(p, '\n');
 				size_t len = e ? (size_t)(e - p) : strlen(p);
 				if (len > 8 && memchr(p, ':', len)) {
-					strbuf_addstr(&ev, "  ");
-					strbuf_add(&ev, p, len > 200 ? 200 : len);
+					char *end;
+					double bytes = strtod(p, &end);
+					size_t rest = len - (size_t)(end - p);
+					strbuf_addf(&ev, "  %s", fmt_bytes(b1, sizeof(b1), bytes));
+					strbuf_add(&ev, end, rest > 200 ? 200 : rest);
 					strbuf_addch(&ev, '\n');
 				} else {
 					lines--;
@@ -563,7 +566,7 @@ void rule_fragmentation(struct az_ctx *c, const struct az_rule *self)
 	struct tm_key *keys;
 	size_t nk = tm_series(m, &keys);
 	struct strbuf ev = STRBUF_INIT;
-	char b1[64], b2[64];
+	char b1[64], b2[64], b3[64];
 
 	for (size_t s = 0; s < nk; s++) {
 		const struct trace_torch_mem *prev = NULL, *first = NULL, *worst = NULL;
@@ -604,7 +607,7 @@ void rule_fragmentation(struct az_ctx *c, const struct az_rule *self)
 		strbuf_addf(&ev, "worst: %s of %s reserved in split free pieces (%.1f%%) at %.6f s, %s allocated\n",
 			    fmt_bytes(b1, sizeof(b1), (double)worst->inactive_split),
 			    fmt_bytes(b2, sizeof(b2), (double)worst->reserved), worst_f * 100, az_rel_s(c, worst->time),
-			    fmt_bytes(b1, sizeof(b1), (double)worst->allocated));
+			    fmt_bytes(b3, sizeof(b3), (double)worst->allocated));
 		if ((first->flags & prev->flags & TRACE_TM_HAS_COUNTS))
 			strbuf_addf(&ev, "allocation retries %u, OOMs %u, segments %u -> %u\n",
 				    prev->retries - (first->retries <= prev->retries ? first->retries : prev->retries),
@@ -637,7 +640,7 @@ void rule_leak(struct az_ctx *c, const struct az_rule *self)
 	struct tm_key *keys;
 	size_t nk = tm_series(m, &keys);
 	struct strbuf ev = STRBUF_INIT;
-	char b1[64], b2[64];
+	char b1[64], b2[64], b3[64];
 
 	for (size_t s = 0; s < nk; s++) {
 		struct tm_growth g;
@@ -657,7 +660,7 @@ void rule_leak(struct az_ctx *c, const struct az_rule *self)
 			    g.rising, g.npt - 1);
 		strbuf_addf(&ev, "rate %s per step, %s/s; at the last sample %s still allocated\n",
 			    fmt_bytes(b1, sizeof(b1), per_step), fmt_bytes(b2, sizeof(b2), rate),
-			    fmt_bytes(b1, sizeof(b1), (double)g.end));
+			    fmt_bytes(b3, sizeof(b3), (double)g.end));
 		if (g.counts && g.live_last > g.live_first)
 			strbuf_addf(&ev, "%" PRId64 " more tensors alive at the last step than at the first (allocations "
 				    "minus frees)\n", g.live_last - g.live_first);
