@@ -49,7 +49,7 @@ CATEGORY_IDS = {
     "tensor-cores-unused": ["tensor-cores-unused"],
     "under-filled": ["under-filled-launch"],
     "allocation": ["allocation-churn"],
-    "memory": ["memory-pressure"],
+    "memory": ["memory-pressure", "out-of-memory", "memory-fragmentation", "memory-leak"],
     "throttling": ["throttling"],
     "io": ["host-io"],
     "other": ["gpu-starvation", "small-copies"],
