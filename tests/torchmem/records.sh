@@ -55,6 +55,18 @@ grep -q '1 out-of-memory event; the first: pid [0-9]* device 1 asked for 52.4 MB
 grep -q 'Out of memory, with the cache fragmented.*\[out-of-memory, critical\]' an || fail "analyze: $(cat an)"
 grep -q 'expandable_segments:True' an || fail "analyze fix: $(cat an)"
 
+# counter tracks in the Chrome export: allocated of both samples, reserved of both (each known)
+"$GPUSCOPE" export rec.gpuscope --format chrome -o rec.json >/dev/null 2>&1 || fail "export chrome"
+"$PY" - rec.json >tracks <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+for e in ev:
+    if e.get("ph") == "C" and " torch " in e.get("name", ""):
+        print(e["name"].split(" pid ")[0], e["args"]["value"])
+PY
+expect_eq "$(sort tracks | tr '\n' ';')" "GPU 0 torch allocated 111;GPU 0 torch reserved 222;GPU 1 torch allocated 1000;GPU 1 torch reserved 4000;" "Chrome counter tracks"
+"$GPUSCOPE" export rec.gpuscope -o rec.pftrace >/dev/null 2>&1 || fail "export perfetto"
+
 # outside profile the entry points do not exist: the hook finds nothing to call
 "$PY" -c 'import ctypes; print(hasattr(ctypes.CDLL(None), "gpuscope_torch_mem_sample"))' >plain
 expect_eq "$(cat plain)" "False" "entry points outside profile"

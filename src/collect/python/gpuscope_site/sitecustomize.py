@@ -76,6 +76,7 @@ class _Recorder(object):
         self.devices = ()
         self.steps = 0
         self.step_hook = False
+        self.unused = set()
         self.history = _os.environ.get("GPUSCOPE_TORCH_MEMORY_HISTORY") == "1"
         try:
             ms = float(_os.environ.get("GPUSCOPE_TORCH_MEM_MS", "100"))
@@ -118,10 +119,17 @@ class _Recorder(object):
         return get
 
     def sample(self, kind, devices=None):
-        """One sample of each device in use; never raises."""
+        """One sample of each device in use; never raises.
+
+        A device the program has not allocated on (nothing reserved, ever)
+        is looked at again only by the periodic samples, so that a step
+        boundary costs one read per device in use.
+        """
         try:
             with self.lock:
                 for dev in (devices if devices is not None else self.devices):
+                    if kind == _TM_STEP and dev in self.unused:
+                        continue
                     self._sample_one(dev, kind)
         except Exception:
             pass
@@ -149,8 +157,10 @@ class _Recorder(object):
                 else:
                     flags &= ~_HAS_COUNTS
             v[i] = max(int(x), 0)
-        if not v[5] and not v[1] and kind == _TM_PERIODIC:
-            return                  # a device the program never allocated on
+        if not v[5] and not v[1]:
+            self.unused.add(dev)    # a device the program never allocated on
+            return
+        self.unused.discard(dev)
         self.lib.gpuscope_torch_mem_sample(dev, kind, self.steps if self.step_hook else -1,
                                            v, 11, flags)
 
