@@ -377,7 +377,8 @@ static void tm_point(struct tm_growth *g, const struct trace_torch_mem *x, uint6
  * events).  Returns 1 when allocated memory grows step after step by the
  * memory-pressure growth test (rising in GROWTH_RISING of the changes, by
  * @share of the series' peak, and not back to BACK_TO_START of the first
- * point at the series' end: every allocation freed is no leak).
+ * point one step after the last point: every allocation freed by the loop's
+ * end is no leak).
  */
 static int tm_growth_of(const struct az_ctx *c, uint32_t pid, uint32_t dev, double share,
 			struct tm_growth *g)
@@ -394,14 +395,23 @@ static int tm_growth_of(const struct az_ctx *c, uint32_t pid, uint32_t dev, doub
 		nstep += x->kind == TRACE_TM_STEP;
 		if (x->allocated > g->peak)
 			g->peak = x->allocated;
-		g->end = x->allocated;
 	}
 	if (nstep >= GROWTH_MIN_POINTS) {
+		/*
+		 * The first step boundary is warm-up: the first step allocates the
+		 * gradients and the optimizer's state, which then stay.  It is left
+		 * out when the other points are enough.
+		 */
+		int skip = nstep > GROWTH_MIN_POINTS;
 		for (size_t i = 0; i < m->torch_mem.n; i++) {
 			const struct trace_torch_mem *x = &m->torch_mem.v[i];
-			if (x->pid == pid && x->device == dev && x->kind == TRACE_TM_STEP &&
-			    tm_in_scope(c, x->time))
-				tm_point(g, x, x->time);
+			if (x->pid != pid || x->device != dev || x->kind != TRACE_TM_STEP || !tm_in_scope(c, x->time))
+				continue;
+			if (skip) {
+				skip = 0;
+				continue;
+			}
+			tm_point(g, x, x->time);
 		}
 	} else if (c->steps && c->nsteps_nvtx >= GROWTH_MIN_POINTS) {
 		g->by_nvtx = 1;
@@ -417,6 +427,21 @@ static int tm_growth_of(const struct az_ctx *c, uint32_t pid, uint32_t dev, doub
 	}
 	if (g->npt < GROWTH_MIN_POINTS)
 		return 0;
+	/*
+	 * Frees counted at the loop's end: allocated at the last sample up to
+	 * one step after the last point.  The sample at exit (kind peak) is
+	 * left out: a program that ends frees everything then, leak or not.
+	 */
+	{
+		uint64_t until = g->t_last + (g->t_last - g->t_first) / (g->npt - 1);
+		g->end = g->last;
+		for (size_t i = 0; i < m->torch_mem.n; i++) {
+			const struct trace_torch_mem *x = &m->torch_mem.v[i];
+			if (x->pid == pid && x->device == dev && x->kind != TRACE_TM_PEAK &&
+			    x->time >= g->t_last && x->time <= until && tm_in_scope(c, x->time))
+				g->end = x->allocated;
+		}
+	}
 	return (double)g->rising >= GROWTH_RISING * (double)(g->npt - 1) && g->last > g->first &&
 	       (double)(g->last - g->first) >= share * (double)g->peak &&
 	       (double)g->end > BACK_TO_START * (double)g->first;
