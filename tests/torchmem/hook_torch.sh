@@ -41,7 +41,7 @@ if mode == "exit":
 PY
 cat >plain.py <<'PY'
 import sys
-print("torch imported:", "torch" in sys.modules, "args", sys.argv[1:])
+print("torch imported:", "torch" in sys.modules, "ctypes imported:", "ctypes" in sys.modules, "args", sys.argv[1:])
 PY
 
 for mode in "" raise exit; do
@@ -66,7 +66,7 @@ stats=$("$GPUSCOPE" stats --report torch_mem_sum t.gpuscope 2>&1)
 echo "$stats" | grep -q 'torch_mem_sum: no PyTorch allocator samples were recorded in this report' ||
   fail "stats without CUDA: $stats"
 
-# a program without torch: torch is never imported for it, output unchanged
+# a program without torch: neither torch nor ctypes is imported for it, output unchanged
 PYTHONPATH=user profile -o p -- "$PY" plain.py a b >out1 2>/dev/null
 PYTHONPATH=user "$PY" plain.py a b >out0
 cmp -s out0 out1 || fail "plain program's output changed: $(diff out0 out1)"

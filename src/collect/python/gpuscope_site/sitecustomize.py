@@ -299,11 +299,20 @@ def _frames(block):
     return "<".join(out[:6])
 
 
+def _collector():
+    """The preloaded collector's entry points, or None (outside `profile`)."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL(None)
+        if lib.gpuscope_torch_mem_abi() != _ABI:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return lib
+
+
 class _TorchWatcher(object):
     """A meta_path finder that finds nothing: it notices `import torch`."""
-
-    def __init__(self, lib):
-        self.lib = lib
 
     def find_spec(self, name, path=None, target=None):
         if name == "torch":
@@ -312,8 +321,11 @@ class _TorchWatcher(object):
             except ValueError:
                 pass
             try:
+                lib = _collector()      # ctypes is imported only for torch programs
+                if lib is None:
+                    return None
                 import threading
-                rec = _Recorder(self.lib)
+                rec = _Recorder(lib)
                 t = threading.Thread(target=rec.run, name="gpuscope-torchmem")
                 t.daemon = True
                 t.start()
@@ -326,19 +338,13 @@ class _TorchWatcher(object):
 
 
 def _install():
-    if not _enabled():
-        return
-    import ctypes
-    try:
-        lib = ctypes.CDLL(None)     # the preloaded collector, if any
-        if lib.gpuscope_torch_mem_abi() != _ABI:
-            return
-    except (OSError, AttributeError):
+    # only under `gpuscope profile`: the collector preloaded, a report directory set
+    if not _enabled() or "libgpuscope-collect" not in _os.environ.get("LD_PRELOAD", ""):
         return
     if "torch" in _sys.modules:
-        _TorchWatcher(lib).find_spec("torch")
+        _TorchWatcher().find_spec("torch")
     else:
-        _sys.meta_path.insert(0, _TorchWatcher(lib))
+        _sys.meta_path.insert(0, _TorchWatcher())
 
 
 try:
