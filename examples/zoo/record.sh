@@ -26,7 +26,7 @@
 #   PYTHON=python3
 set -u -o pipefail
 
-ALL_CASES="dataloader launch-bound host-bound sync pageable serial-copy tensor-core underfill alloc-churn comm-wait"
+ALL_CASES="dataloader launch-bound host-bound sync pageable serial-copy tensor-core underfill alloc-churn comm-wait mem-leak mem-oom mem-fragmentation"
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 	echo "usage: record.sh BUILD_DIR [OUT_DIR]" >&2

@@ -144,6 +144,11 @@ void rule_kernel_limits(struct az_ctx *c, const struct az_rule *self);
 void rule_underfill(struct az_ctx *c, const struct az_rule *self);
 void rule_alloc(struct az_ctx *c, const struct az_rule *self);
 void rule_memory(struct az_ctx *c, const struct az_rule *self);
+/* PyTorch's caching allocator (rule_memory.c, docs/memory.md) */
+void rule_oom(struct az_ctx *c, const struct az_rule *self);
+void rule_fragmentation(struct az_ctx *c, const struct az_rule *self);
+void rule_leak(struct az_ctx *c, const struct az_rule *self);
+void rule_headroom(struct az_ctx *c, const struct az_rule *self);
 void rule_throttle(struct az_ctx *c, const struct az_rule *self);
 
 /* The rule row of @id, or NULL. */

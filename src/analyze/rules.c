@@ -115,6 +115,28 @@ static const struct az_param p_kernel_limits[] = {
 	{ NULL, 0, NULL },
 };
 
+static const struct az_param p_oom[] = {
+	{ "big_request_share", 0.1, "one failed request of at least 10% of the device is a batch-sized tensor (a whole batch's activations, a logits or attention matrix): a smaller micro-batch shrinks it, checkpointing does not" },
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_frag[] = {
+	{ "frag_share", 0.3, "with 30% or more of reserved memory in free pieces of split blocks, a request larger than the pieces needs a new segment although the memory is there; services that died of fragmentation showed 40% and more" },
+	{ "sustained_share", 0.5, "fragmentation for half of the sampled time is the program's steady state, not one step's transient" },
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_leak[] = {
+	{ "growth_share", 0.1, "allocated memory at the same point of each step growing by 10% of its peak, step after step, is a leak; a warmed-up loop allocates the same each step" },
+	{ NULL, 0, NULL },
+};
+
+static const struct az_param p_headroom[] = {
+	{ "headroom_share", 0.5, "peak reserved under half of the device leaves room to raise the batch by a useful factor; nearer the top, fragmentation and peaks of other steps eat the margin" },
+	{ "target_share", 0.9, "raise the batch until reserved memory reaches 90% of the device: the margin memory-pressure.near_full keeps" },
+	{ NULL, 0, NULL },
+};
+
 static const struct az_param p_throttle[] = {
 	{ "temp_c", 85, "NVIDIA data-centre GPUs start to slow their clocks for heat near 85-90 C" },
 	{ "clock_ratio", 0.9, "an SM clock under 90% of the maximum while the GPU is busy is a throttled clock, not power saving" },
@@ -148,6 +170,13 @@ const struct az_rule az_rules[] = {
 	  "memory-pressure" },
 	{ "kernel-limits", "What limits the hot kernels: compute, memory or latency; occupancy", rule_kernel_limits,
 	  p_kernel_limits, "latency-bound-kernel,kernel-bound,occupancy-limited" },
+	{ "out-of-memory", "PyTorch ran out of device memory", rule_oom, p_oom, "out-of-memory" },
+	{ "memory-fragmentation", "PyTorch's cached memory fragmented", rule_fragmentation, p_frag,
+	  "memory-fragmentation" },
+	{ "memory-leak", "Allocated memory growing step after step (PyTorch's allocator)", rule_leak, p_leak,
+	  "memory-leak" },
+	{ "memory-headroom", "Device memory left for a larger batch", rule_headroom, p_headroom,
+	  "memory-headroom" },
 	{ "throttling", "GPU clocks throttled", rule_throttle, p_throttle, "throttling" },
 };
 const size_t az_nrules = ARRAY_SIZE(az_rules);

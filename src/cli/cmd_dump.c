@@ -17,7 +17,7 @@
 
 static const char dump_usage[] = "gpuscope dump [--type T[,T...]] [--absolute] REPORT";
 static const char dump_types[] = "process thread nvtx_range nvtx_mark name osrt cpu_sample api "
-				 "kernel memcpy memset sync memory device metric kmetric capture";
+				 "kernel memcpy memset sync memory device metric kmetric capture torch_mem oom";
 
 struct dump_ctx {
 	const struct model *m;
@@ -255,6 +255,63 @@ static void dump_one(struct dump_ctx *d, unsigned type, size_t i)
 		q(sb, "kernel", model_str(m, x->kernel_id));
 		break;
 	}
+	case TRACE_EV_TORCH_MEM: { /* PyTorch's allocator (docs/memory.md); unknown fields print - */
+		const struct trace_torch_mem *x = &m->torch_mem.v[i];
+		static const char *const kinds[] = { "-", "periodic", "step", "peak", "alloc" };
+		t(d, x->time, "torch_mem");
+		strbuf_addf(sb, " pid=%u device=%u kind=%s allocated=%" PRIu64, x->pid, x->device,
+			    x->kind < ARRAY_SIZE(kinds) ? kinds[x->kind] : "-", x->allocated);
+		if (x->flags & TRACE_TM_HAS_RESERVED)
+			strbuf_addf(sb, " reserved=%" PRIu64, x->reserved);
+		else
+			strbuf_addstr(sb, " reserved=-");
+		if (x->flags & TRACE_TM_HAS_ACTIVE)
+			strbuf_addf(sb, " active=%" PRIu64 " inactive_split=%" PRIu64, x->active, x->inactive_split);
+		else
+			strbuf_addstr(sb, " active=- inactive_split=-");
+		if (x->flags & TRACE_TM_HAS_PEAKS)
+			strbuf_addf(sb, " allocated_peak=%" PRIu64 " reserved_peak=%" PRIu64, x->allocated_peak,
+				    x->reserved_peak);
+		else
+			strbuf_addstr(sb, " allocated_peak=- reserved_peak=-");
+		if (x->flags & TRACE_TM_HAS_COUNTS)
+			strbuf_addf(sb, " allocs=%" PRIu64 " frees=%" PRIu64 " retries=%u ooms=%u segments=%u",
+				    x->alloc_count, x->free_count, x->retries, x->ooms, x->segments);
+		else
+			strbuf_addstr(sb, " allocs=- frees=- retries=- ooms=- segments=-");
+		if (x->flags & TRACE_TM_HAS_STEP)
+			strbuf_addf(sb, " step=%u", x->step);
+		else
+			strbuf_addstr(sb, " step=-");
+		if (x->delta)
+			strbuf_addf(sb, " delta=%" PRId64, x->delta);
+		break;
+	}
+	case TRACE_EV_OOM: {
+		const struct trace_oom *x = &m->ooms.v[i];
+		t(d, x->time, "oom");
+		strbuf_addf(sb, " pid=%u device=%u requested=%" PRIu64, x->pid, x->device, x->requested);
+		if (x->flags & TRACE_OOM_HAS_DEVICE_FREE)
+			strbuf_addf(sb, " free=%" PRIu64 " total=%" PRIu64, x->device_free, x->device_total);
+		else
+			strbuf_addstr(sb, " free=- total=-");
+		if (x->flags & TRACE_OOM_HAS_STATS)
+			strbuf_addf(sb, " allocated=%" PRIu64 " reserved=%" PRIu64 " inactive_split=%" PRIu64,
+				    x->allocated, x->reserved, x->inactive_split);
+		else
+			strbuf_addstr(sb, " allocated=- reserved=- inactive_split=-");
+		if (x->flags & TRACE_OOM_HAS_BLOCKS) {
+			strbuf_addf(sb, " largest_free=%" PRIu64 " blocks=", x->largest_free);
+			for (uint32_t k = 0; k < x->nblocks && k < TRACE_OOM_BLOCKS; k++)
+				strbuf_addf(sb, "%s%" PRIu64, k ? "," : "", x->blocks[k]);
+			if (!x->nblocks)
+				strbuf_addch(sb, '-');
+		} else {
+			strbuf_addstr(sb, " largest_free=- blocks=-");
+		}
+		q(sb, "detail", model_str(m, x->detail_id));
+		break;
+	}
 	case TRACE_EV_CAPTURE: {
 		const struct trace_capture *c = &m->captures.v[i];
 		t(d, c->time, "capture");
@@ -299,6 +356,7 @@ int cmd_dump(int argc, char **argv)
 		TRACE_EV_CAPTURE, TRACE_EV_NVTX_RANGE, TRACE_EV_NVTX_MARK, TRACE_EV_OSRT,
 		TRACE_EV_CPU_SAMPLE, TRACE_EV_API, TRACE_EV_KERNEL, TRACE_EV_MEMCPY,
 		TRACE_EV_MEMSET, TRACE_EV_SYNC, TRACE_EV_MEMORY, TRACE_EV_METRIC, TRACE_EV_KMETRIC,
+		TRACE_EV_TORCH_MEM, TRACE_EV_OOM,
 	};
 	unsigned want[TRACE_EV__COUNT] = { 0 };
 	int any_type = 0, absolute = 0, c;
@@ -364,6 +422,8 @@ int cmd_dump(int argc, char **argv)
 		case TRACE_EV_MEMORY: n = m.memory.n; break;
 		case TRACE_EV_METRIC: n = m.metrics.n; break;
 		case TRACE_EV_KMETRIC: n = m.kmetrics.n; break;
+		case TRACE_EV_TORCH_MEM: n = m.torch_mem.n; break;
+		case TRACE_EV_OOM: n = m.ooms.n; break;
 		}
 		ALLOC_GROW(keys, nk + n, ak);
 		for (size_t i = 0; i < n; i++) {
@@ -384,6 +444,8 @@ int cmd_dump(int argc, char **argv)
 			case TRACE_EV_MEMORY: time = m.memory.v[i].time; break;
 			case TRACE_EV_METRIC: time = m.metrics.v[i].time; break;
 			case TRACE_EV_KMETRIC: time = m.kmetrics.v[i].time; break;
+			case TRACE_EV_TORCH_MEM: time = m.torch_mem.v[i].time; break;
+			case TRACE_EV_OOM: time = m.ooms.v[i].time; break;
 			default: time = 0; break; /* devices and names come first */
 			}
 			keys[nk].time = time;

@@ -37,6 +37,7 @@ static const char profile_usage[] =
 	"                        [--gpu-metrics[=HZ]|--no-gpu-metrics] [--cuda-trace-all-apis]\n"
 	"                        [--kernel-metrics[=basic|tensor|memory|full]] [--kernel-filter REGEX]\n"
 	"                        [--kernel-count N] [--pm-sampling[=US]] [--stats] [--analyze] [--report-html]\n"
+	"                        [--torch-memory-history]\n"
 	"                        -- PROGRAM ARGS...";
 
 /*
@@ -65,6 +66,7 @@ struct profile_opts {
 	unsigned kernel_count;
 	unsigned pm_us;               /* PM sampling interval, 0 = off */
 	int stats, analyze, html;
+	int torch_history;        /* --torch-memory-history (docs/memory.md) */
 };
 
 enum { TR_NVTX = 1, TR_OSRT = 2, TR_CUDA = 4 };
@@ -207,6 +209,26 @@ static void setenv_u64(const char *name, uint64_t v)
 	setenv(name, buf, 1);
 }
 
+/*
+ * The Python start-up hook (docs/memory.md): the gpuscope_site directory
+ * beside the collector goes first on PYTHONPATH, unless
+ * GPUSCOPE_TORCH_MEM=0 or the directory is missing.
+ */
+static void set_python_hook(const struct profile_opts *o, const char *lib)
+{
+	const char *off = getenv("GPUSCOPE_TORCH_MEM"), *old = getenv("PYTHONPATH");
+	char *copy = xstrdup(lib), *site = xstrfmt("%s/gpuscope_site", dirname(copy));
+
+	setenv("GPUSCOPE_TORCH_MEMORY_HISTORY", o->torch_history ? "1" : "0", 1);
+	if (!(off && !strcmp(off, "0")) && access(site, R_OK | X_OK) == 0) {
+		char *v = old && *old ? xstrfmt("%s:%s", site, old) : xstrdup(site);
+		setenv("PYTHONPATH", v, 1);
+		free(v);
+	}
+	free(site);
+	free(copy);
+}
+
 static void set_environment(const struct profile_opts *o, const char *dir, const char *lib)
 {
 	const char *old = getenv("LD_PRELOAD");
@@ -266,6 +288,7 @@ static void set_environment(const struct profile_opts *o, const char *dir, const
 		setenv("CUDA_INJECTION64_PATH", lib, 1);
 	else
 		unsetenv("CUDA_INJECTION64_PATH");
+	set_python_hook(o, lib);
 }
 
 /*
@@ -525,6 +548,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		OPT_CAPTURE_END, OPT_DELAY, OPT_DURATION, OPT_GPU_METRICS, OPT_NO_GPU_METRICS,
 		OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML, OPT_KMETRICS, OPT_KFILTER, OPT_KCOUNT,
 		OPT_PM,
+		OPT_TORCH_HISTORY,
 	};
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -546,6 +570,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "analyze", no_argument, NULL, OPT_ANALYZE },
 		{ "report-html", no_argument, NULL, OPT_HTML },
+		{ "torch-memory-history", no_argument, NULL, OPT_TORCH_HISTORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -648,6 +673,9 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 			break;
 		case OPT_HTML:
 			o->html = 1;
+			break;
+		case OPT_TORCH_HISTORY:
+			o->torch_history = 1;
 			break;
 		case 'h':
 			printf("usage: %s\n", profile_usage);

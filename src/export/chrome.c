@@ -298,6 +298,13 @@ int export_chrome(const struct export_input *in, struct xout *o)
 	for (size_t i = 0; i < m->memory.n && !o->failed; i++)
 		if (l.mem_track[i] != UINT32_MAX)
 			counter(&c, l.mem_track[i], m->memory.v[i].time, l.mem_value[i]);
+	for (size_t i = 0; i < m->torch_mem.n && !o->failed; i++) {
+		const struct trace_torch_mem *x = &m->torch_mem.v[i];
+		if (l.torch_track[2 * i] != UINT32_MAX)
+			counter(&c, l.torch_track[2 * i], x->time, (double)x->allocated);
+		if (l.torch_track[2 * i + 1] != UINT32_MAX)
+			counter(&c, l.torch_track[2 * i + 1], x->time, (double)x->reserved);
+	}
 	xout_str(o, "\n]}\n");
 	progress_end(&c.prog);
 	free(c.plain);

@@ -150,6 +150,12 @@ struct lay {
 	double *cpu_value;            /* per cpu sample row: CPU use in percent */
 	uint32_t *mem_track;          /* per memory row, UINT32_MAX = not device memory */
 	double *mem_value;            /* per memory row: bytes in use after it */
+	/*
+	 * PyTorch's allocator (docs/memory.md): per torch_mem row i, the
+	 * tracks of its allocated [2i] and reserved [2i + 1] bytes,
+	 * UINT32_MAX = none (Kineto's samples are already metric rows).
+	 */
+	uint32_t *torch_track;
 	uint64_t ncounter_samples;
 	uint32_t next_json_tid;
 	/* private to layout.c */

@@ -506,6 +506,30 @@ static void build_counters(struct lay *l)
 		u64map_release(&totals);
 		u64map_release(&sizes);
 	}
+
+	/* PyTorch's caching allocator: allocated and reserved bytes per process and device */
+	l->torch_track = xmalloc((2 * m->torch_mem.n + 1) * sizeof(uint32_t));
+	{
+		struct u64map tracks = { 0 };
+		for (size_t i = 0; i < m->torch_mem.n; i++) {
+			const struct trace_torch_mem *x = &m->torch_mem.v[i];
+			uint64_t key = ((uint64_t)x->pid << 32) | x->device;
+			l->torch_track[2 * i] = l->torch_track[2 * i + 1] = UINT32_MAX;
+			if (x->kind == TRACE_TM_ALLOC)
+				continue;
+			l->torch_track[2 * i] = counter_track(l, &tracks, key << 1, gpu_track(l, x->device),
+							      xstrfmt("GPU %u torch allocated pid %u", x->device, x->pid),
+							      "bytes");
+			l->ncounter_samples++;
+			if (!(x->flags & TRACE_TM_HAS_RESERVED))
+				continue;
+			l->torch_track[2 * i + 1] = counter_track(l, &tracks, key << 1 | 1, gpu_track(l, x->device),
+								  xstrfmt("GPU %u torch reserved pid %u", x->device,
+									  x->pid), "bytes");
+			l->ncounter_samples++;
+		}
+		u64map_release(&tracks);
+	}
 }
 
 #define GROUP_CACHE 64
@@ -621,6 +645,7 @@ void lay_release(struct lay *l)
 	free(l->cpu_value);
 	free(l->mem_track);
 	free(l->mem_value);
+	free(l->torch_track);
 	for (size_t i = 0; i < l->ngroups; i++) {
 		for (size_t k = 0; k < l->groups[i].nlanes; k++)
 			free(l->groups[i].lanes[k].stack);

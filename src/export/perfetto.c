@@ -577,6 +577,13 @@ int export_perfetto(const struct export_input *in, struct xout *o)
 	for (size_t i = 0; i < m->memory.n && !o->failed; i++)
 		if (l.mem_track[i] != UINT32_MAX)
 			emit_counter(&f, l.mem_track[i], m->memory.v[i].time, l.mem_value[i]);
+	for (size_t i = 0; i < m->torch_mem.n && !o->failed; i++) {
+		const struct trace_torch_mem *x = &m->torch_mem.v[i];
+		if (l.torch_track[2 * i] != UINT32_MAX)
+			emit_counter(&f, l.torch_track[2 * i], x->time, (double)x->allocated);
+		if (l.torch_track[2 * i + 1] != UINT32_MAX)
+			emit_counter(&f, l.torch_track[2 * i + 1], x->time, (double)x->reserved);
+	}
 	progress_end(&f.prog);
 
 	for (size_t t = 0; t < l.ntracks; t++)

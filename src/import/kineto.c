@@ -618,6 +618,26 @@ static void memory_instant(struct kparser *p, const struct kev *e)
 		add_metric(p, e->ts, dev, p->memory_alloc_id, e->total_alloc, u32(e->pid));
 	if (e->has_total_reserved)
 		add_metric(p, e->ts, dev, p->memory_reserved_id, e->total_reserved, u32(e->pid));
+	/*
+	 * A CUDA device's [memory] event is also a sample of the caching
+	 * allocator (docs/memory.md): allocated and reserved after this
+	 * allocation (+Bytes) or free (-Bytes).  Host (CPU) memory is not the
+	 * CUDA allocator's and stays a metric.
+	 */
+	if (dev != UINT32_MAX && e->has_total_alloc && e->total_alloc >= 0 && e->total_alloc < 1e18) {
+		struct trace_torch_mem *tm = MODEL_PUSH(p->m->torch_mem);
+		tm->time = e->ts;
+		tm->allocated = (uint64_t)e->total_alloc;
+		if (e->has_total_reserved && e->total_reserved >= 0 && e->total_reserved < 1e18) {
+			tm->reserved = (uint64_t)e->total_reserved;
+			tm->flags |= TRACE_TM_HAS_RESERVED;
+		}
+		tm->delta = e->mem_bytes;
+		tm->pid = u32(e->pid);
+		tm->tid = u32(e->tid);
+		tm->device = dev;
+		tm->kind = TRACE_TM_ALLOC;
+	}
 }
 
 static void counter_event(struct kparser *p, const struct kev *e)
@@ -1440,7 +1460,7 @@ static void finish_model(struct kparser *p)
 	if (p->saw_sync)
 		m->has |= MODEL_HAS_SYNC;
 	if (p->saw_memory || p->profile_memory)
-		m->has |= MODEL_HAS_MEMORY;
+		m->has |= MODEL_HAS_MEMORY | MODEL_HAS_TORCH_MEM;
 	if (p->saw_counter || p->saw_memory)
 		m->has |= MODEL_HAS_METRICS;
 

@@ -52,6 +52,8 @@ void model_release(struct model *m)
 	FREE_TABLE(m->captures);
 	FREE_TABLE(m->device_sources);
 	FREE_TABLE(m->kmetrics);
+	FREE_TABLE(m->torch_mem);
+	FREE_TABLE(m->ooms);
 	FREE_TABLE(m->op_shapes);
 	FREE_TABLE(m->op_launches);
 	for (size_t i = 0; i < m->nr_warnings; i++)
@@ -339,6 +341,8 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 		ALLOC_GROW(l->attr_streams.v, l->attr_streams.n + 1, l->attr_streams.alloc);
 		l->attr_streams.v[l->attr_streams.n++] = stream;
 		break;
+	case TRACE_EV_TORCH_MEM: ADD_ROW(torch_mem, TRACE_EV_TORCH_MEM, struct trace_torch_mem); break;
+	case TRACE_EV_OOM: ADD_ROW(ooms, TRACE_EV_OOM, struct trace_oom); break;
 	case TRACE_EV_DROPS: {
 		const struct trace_drops *d = rec;
 		m->events--;
@@ -401,6 +405,9 @@ static void remap_rows(struct loader *l, unsigned type, size_t from, size_t to,
 			m->kmetrics.v[i].key_id = map_id(st, m->kmetrics.v[i].key_id);
 			m->kmetrics.v[i].metric_id = map_id(st, m->kmetrics.v[i].metric_id);
 			break;
+		case TRACE_EV_OOM:
+			m->ooms.v[i].detail_id = map_id(st, m->ooms.v[i].detail_id);
+			break;
 		default:
 			return;
 		}
@@ -421,6 +428,7 @@ static size_t table_len(struct loader *l, unsigned type)
 	case TRACE_EV_DEVICE: return m->devices.n;
 	case TRACE_EV_METRIC: return m->metrics.n;
 	case TRACE_EV_KMETRIC: return m->kmetrics.n;
+	case TRACE_EV_OOM: return m->ooms.n;
 	default: return 0;
 	}
 }
@@ -1041,6 +1049,20 @@ DEFINE_CMP(cmp_sync, struct trace_sync, start, end)
 DEFINE_CMP(cmp_memory, struct trace_memory, time, time)
 DEFINE_CMP(cmp_metric, struct trace_metric, time, time)
 DEFINE_CMP(cmp_capture, struct trace_capture, time, time)
+DEFINE_CMP(cmp_oom, struct trace_oom, time, time)
+
+/* Samples of one time: by device, so a series per device reads in order. */
+static int cmp_torch_mem(const void *pa, const void *pb)
+{
+	const struct trace_torch_mem *a = pa, *b = pb;
+	int c = cmp_u64(a->time, b->time);
+
+	if (!c)
+		c = cmp_u64(a->pid, b->pid);
+	if (!c)
+		c = cmp_u64(a->device, b->device);
+	return c;
+}
 
 /* Counters of one instance stay together, in the order they were written. */
 static int cmp_kmetric(const void *pa, const void *pb)
@@ -1249,6 +1271,8 @@ void model_finish(struct model *m)
 	SORT_TABLE(m->metrics, cmp_metric);
 	SORT_TABLE(m->captures, cmp_capture);
 	SORT_TABLE(m->kmetrics, cmp_kmetric);
+	SORT_TABLE(m->torch_mem, cmp_torch_mem);
+	SORT_TABLE(m->ooms, cmp_oom);
 
 	m->t_min = m->t_max = 0;
 	m->nvtx_open = 0;
@@ -1286,6 +1310,11 @@ void model_finish(struct model *m)
 		span(m, m->syncs.v[i].start, m->syncs.v[i].end);
 	for (size_t i = 0; i < m->memory.n; i++)
 		span(m, m->memory.v[i].time, 0);
+	/* allocator samples and OOMs are host events of the run, as marks are */
+	for (size_t i = 0; i < m->torch_mem.n; i++)
+		span(m, m->torch_mem.v[i].time, 0);
+	for (size_t i = 0; i < m->ooms.n; i++)
+		span(m, m->ooms.v[i].time, 0);
 	if (nthreads != m->threads.n || nthreads > 1)
 		merge_threads(m);
 	unify_devices(m);
@@ -1311,6 +1340,8 @@ void model_finish(struct model *m)
 		m->has |= MODEL_HAS_MEMORY;
 	if (m->kmetrics.n)
 		m->has |= MODEL_HAS_KMETRICS | MODEL_HAS_CUDA;
+	if (m->torch_mem.n || m->ooms.n)
+		m->has |= MODEL_HAS_TORCH_MEM;
 }
 
 #define CLIP_TABLE(t, a_start, a_end)                                        \
@@ -1342,6 +1373,8 @@ void model_clip(struct model *m, uint64_t lo, uint64_t hi)
 	CLIP_TABLE(m->metrics, time, time);
 	CLIP_TABLE(m->captures, time, time);
 	CLIP_TABLE(m->kmetrics, time, time);
+	CLIP_TABLE(m->torch_mem, time, time);
+	CLIP_TABLE(m->ooms, time, time);
 	{
 		unsigned has = m->has;
 		model_finish(m);

@@ -63,6 +63,7 @@ enum model_has {
 	MODEL_HAS_SYNC = 1u << 6,     /* synchronisation records */
 	MODEL_HAS_MEMORY = 1u << 7,   /* allocation records */
 	MODEL_HAS_KMETRICS = 1u << 8, /* per-kernel hardware counters (--kernel-metrics) */
+	MODEL_HAS_TORCH_MEM = 1u << 9, /* PyTorch caching-allocator samples or OOMs (docs/memory.md) */
 };
 
 /*
@@ -178,6 +179,18 @@ struct model {
 	/* operator input shapes and their launches (struct model_op_shape, below) */
 	MODEL_TABLE(struct model_op_shape) op_shapes;
 	MODEL_TABLE(struct model_op_launch) op_launches;
+
+	/*
+	 * PyTorch's caching allocator (docs/memory.md): samples of
+	 * torch.cuda.memory_stats() per device (the profile hook) or after each
+	 * allocation and free (Kineto's [memory] events), sorted by time, pid,
+	 * device; and its out-of-memory events, sorted by time (detail_id refers
+	 * to m->str).  A field a source did not measure has its flag clear
+	 * (TRACE_TM_HAS_*, TRACE_OOM_HAS_*) and reads as unknown, never 0.
+	 * MODEL_HAS_TORCH_MEM is set when either table has a row.
+	 */
+	MODEL_TABLE(struct trace_torch_mem) torch_mem;
+	MODEL_TABLE(struct trace_oom) ooms;
 };
 
 void model_init(struct model *m);

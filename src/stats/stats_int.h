@@ -153,6 +153,8 @@ extern const struct stats_report_def stats_def_cuda_kern_metrics;
 extern const struct stats_report_def stats_def_cuda_kern_eff, stats_def_cuda_kern_class_sum;
 /* PyTorch's operator view (stats_torch.c). */
 extern const struct stats_report_def stats_def_torch_op_sum;
+/* PyTorch's caching allocator (stats_torchmem.c). */
+extern const struct stats_report_def stats_def_torch_mem_sum;
 
 /* Feed every row of @m that @a's report reads and @f passes. */
 void stats_acc_feed_model(struct stats_acc *a, const struct model *m, const struct stats_filter *f);

@@ -17,6 +17,8 @@ _Static_assert(sizeof(struct trace_chunk_header) == TRACE_CHUNK_HEADER_SIZE, "ch
 _Static_assert(sizeof(struct trace_entry) == 8, "entry header size");
 _Static_assert(sizeof(struct trace_kmetric) == 64, "kmetric record size (docs/report-format.md)");
 _Static_assert(sizeof(struct trace_proc_attr) == 80, "proc_attr record size (docs/report-format.md)");
+_Static_assert(sizeof(struct trace_torch_mem) == 112, "torch_mem record size (docs/report-format.md)");
+_Static_assert(sizeof(struct trace_oom) == 152, "oom record size (docs/report-format.md)");
 
 static const struct {
 	const char *name;
@@ -44,6 +46,8 @@ static const struct {
 	[TRACE_EV_WARNING] = { "warning", sizeof(struct trace_warning) },
 	[TRACE_EV_KMETRIC] = { "kmetric", sizeof(struct trace_kmetric) },
 	[TRACE_EV_PROC_ATTR] = { "proc_attr", sizeof(struct trace_proc_attr) },
+	[TRACE_EV_TORCH_MEM] = { "torch_mem", sizeof(struct trace_torch_mem) },
+	[TRACE_EV_OOM] = { "oom", sizeof(struct trace_oom) },
 };
 
 const char *trace_event_name(unsigned type)

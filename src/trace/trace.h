@@ -101,7 +101,8 @@ enum trace_event_type {
 	TRACE_EV_CAPTURE = 19,
 	TRACE_EV_WARNING = 20,
 	TRACE_EV_KMETRIC = 21,   /* a hardware counter of one profiled kernel instance */
-	/* 22 and 23 are kept for records other parts are adding */
+	TRACE_EV_TORCH_MEM = 22, /* a sample of PyTorch's caching allocator (struct trace_torch_mem) */
+	TRACE_EV_OOM = 23,       /* an out-of-memory of PyTorch's caching allocator (struct trace_oom) */
 	TRACE_EV_PROC_ATTR = 24, /* a process's rank, CPU affinity, memory policy, clock alignment */
 	TRACE_EV__COUNT
 };
@@ -492,6 +493,88 @@ struct trace_proc_attr {
 	uint64_t clock_error_ns;  /* merge: residual error of the alignment (TRACE_PA_CLOCK_COLL), else 0 */
 	uint32_t flags;           /* enum trace_proc_attr_flags */
 	uint32_t reserved;
+};
+
+/* What made a TRACE_EV_TORCH_MEM sample. */
+enum trace_torch_mem_kind {
+	TRACE_TM_PERIODIC = 1,    /* the hook's sampling thread (every GPUSCOPE_TORCH_MEM_MS) */
+	TRACE_TM_STEP = 2,        /* a step boundary (optimizer.step, profiler step, NVTX step range) */
+	TRACE_TM_PEAK = 3,        /* the program's last sample: peaks since start (at exit) */
+	TRACE_TM_ALLOC = 4,       /* imported: after one allocation or free (Kineto's [memory]) */
+};
+
+/* Which fields of a TRACE_EV_TORCH_MEM sample were measured (unknown is not zero). */
+enum trace_torch_mem_flags {
+	TRACE_TM_HAS_ACTIVE = 1u << 0,   /* active and inactive_split */
+	TRACE_TM_HAS_COUNTS = 1u << 1,   /* retries, ooms, segments, alloc_count, free_count */
+	TRACE_TM_HAS_PEAKS = 1u << 2,    /* allocated_peak, reserved_peak */
+	TRACE_TM_HAS_RESERVED = 1u << 3, /* reserved */
+	TRACE_TM_HAS_STEP = 1u << 4,     /* step */
+};
+
+/*
+ * A sample of PyTorch's CUDA caching allocator on one device
+ * (torch.cuda.memory_stats(), "all" pools; docs/memory.md), written by the
+ * Python start-up hook through gpuscope_torch_mem_sample(), or imported from
+ * Kineto's [memory] events (allocated and reserved only, with the size of
+ * the allocation (+) or free (-) in delta).  Bytes are the "current" values
+ * unless named peak; counts are the allocator's cumulative counters.
+ */
+struct trace_torch_mem {
+	uint64_t time;
+	uint64_t allocated;       /* allocated_bytes.all.current: live tensors */
+	uint64_t reserved;        /* reserved_bytes.all.current: segments held from cudaMalloc */
+	uint64_t active;          /* active_bytes.all.current: allocated + freed but not yet reusable */
+	uint64_t inactive_split;  /* inactive_split_bytes.all.current: free pieces of split segments */
+	uint64_t allocated_peak;  /* allocated_bytes.all.peak since start (or reset_peak_memory_stats) */
+	uint64_t reserved_peak;   /* reserved_bytes.all.peak */
+	uint64_t alloc_count;     /* allocation.all.allocated: tensors allocated so far */
+	uint64_t free_count;      /* allocation.all.freed: tensors freed so far */
+	int64_t delta;            /* Kineto: bytes of this allocation (+) or free (-); 0 elsewhere */
+	uint32_t pid, tid;
+	uint32_t device;          /* CUDA ordinal */
+	uint32_t retries;         /* num_alloc_retries: cudaMalloc failed, cache freed, retried */
+	uint32_t ooms;            /* num_ooms */
+	uint32_t segments;        /* segment.all.current */
+	uint32_t step;            /* steps seen by the hook before this sample (TRACE_TM_HAS_STEP) */
+	uint16_t kind;            /* enum trace_torch_mem_kind */
+	uint16_t flags;           /* enum trace_torch_mem_flags */
+};
+
+#define TRACE_OOM_BLOCKS 8
+
+enum trace_oom_flags {
+	TRACE_OOM_HAS_DEVICE_FREE = 1u << 0,  /* device_free and device_total */
+	TRACE_OOM_HAS_STATS = 1u << 1,        /* allocated, reserved, inactive_split */
+	TRACE_OOM_HAS_BLOCKS = 1u << 2,       /* blocks[], largest_free (memory_snapshot()) */
+	TRACE_OOM_HAS_HISTORY = 1u << 3,      /* detail_id names allocations with their stacks */
+};
+
+/*
+ * An out-of-memory of PyTorch's caching allocator: the failed request and
+ * the state around it, written by the hook's OOM observer
+ * (torch._C._cuda_attach_out_of_memory_observer) before the program sees
+ * the exception.  blocks[] are the sizes of the largest allocated blocks,
+ * largest first (nblocks of them); largest_free is the largest free block of
+ * any segment (a request up to it would have fitted without cudaMalloc).
+ * detail_id is a text, one line per large allocation or segment
+ * ("BYTES allocated|segment[ STACK]"), 0 when none.
+ */
+struct trace_oom {
+	uint64_t time;
+	uint64_t requested;       /* bytes the failed cudaMalloc asked for */
+	uint64_t device_free;     /* cudaMemGetInfo free at the failure */
+	uint64_t device_total;    /* device capacity */
+	uint64_t allocated;       /* allocated_bytes.all.current */
+	uint64_t reserved;        /* reserved_bytes.all.current */
+	uint64_t inactive_split;  /* inactive_split_bytes.all.current */
+	uint64_t largest_free;    /* largest free block in a segment */
+	uint64_t blocks[TRACE_OOM_BLOCKS];
+	uint32_t pid, tid;
+	uint32_t device;
+	uint32_t nblocks;
+	uint32_t detail_id;
+	uint32_t flags;           /* enum trace_oom_flags */
 };
 
 /* Name of an event type ("kernel"), or NULL. Names are used by `dump --type`. */

@@ -27,7 +27,20 @@ static const struct zoo_case zoo_cases[] = {
 	{ "underfill", { "under-filled-launch", NULL, NULL } },
 	{ "alloc-churn", { "allocation-churn", NULL, NULL } },
 	{ "comm-wait", { "exposed-communication", NULL, NULL } },
+	/* PyTorch's caching allocator (docs/memory.md): no time gain, see zoo_no_gain_ids */
+	{ "mem-leak", { "memory-leak", NULL, NULL } },
+	{ "mem-oom", { "out-of-memory", NULL, NULL } },
+	{ "mem-fragmentation", { "memory-fragmentation", NULL, NULL } },
 	{ NULL, { NULL, NULL, NULL } },
 };
+
+/*
+ * Finding ids without a time gain (docs/rules.md: fragmentation, a leak and
+ * an OOM cost memory, then the run): a case whose first id is one of them is
+ * right when its broken report has that finding (of any gain, at any rank)
+ * and its fixed twin has none; its step times are not compared with a gain.
+ * tests/real/corpus.py's NO_TIME_GAIN_IDS is the same list.
+ */
+static const char *const zoo_no_gain_ids[] = { "memory-leak", "out-of-memory", "memory-fragmentation", NULL };
 
 #endif

@@ -10,7 +10,7 @@ set -u
 src=${GS_SOURCE_DIR:?}/examples/zoo
 build=${GS_BUILD_DIR:?}
 zoo_bin=$build/examples/zoo
-cases="dataloader launch-bound host-bound sync pageable serial-copy tensor-core underfill alloc-churn comm-wait"
+cases="dataloader launch-bound host-bound sync pageable serial-copy tensor-core underfill alloc-churn comm-wait mem-leak mem-oom mem-fragmentation"
 fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

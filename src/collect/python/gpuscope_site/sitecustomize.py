@@ -1,0 +1,357 @@
+# gpuscope's Python start-up hook (docs/memory.md).
+#
+# `gpuscope profile` puts this file's directory first on PYTHONPATH, so that
+# Python's site module imports it as `sitecustomize` at start-up.  It then:
+#  1. runs the `sitecustomize` it shadows, if any (the next one on sys.path),
+#     so that the program's own start-up runs unchanged and in its order;
+#  2. takes its own directory out of sys.path again;
+#  3. installs a sys.meta_path finder that only watches for `import torch`
+#     (it never finds or loads anything itself) and removes itself then.
+# When torch has been imported, a daemon thread waits until the program has
+# initialised CUDA (it never imports torch and never initialises CUDA), then
+# samples torch.cuda's caching allocator per device every
+# GPUSCOPE_TORCH_MEM_MS milliseconds (default 100; 0: only at step
+# boundaries), at each optimizer step (a global post-step hook, where torch
+# has them), and once at exit; and attaches an out-of-memory observer.  The
+# records go to the collector through ctypes (src/collect/torchmem.c).
+#
+# Nothing here may change what the program does: every failure of the hook
+# is swallowed (only Exception, never KeyboardInterrupt or SystemExit), it
+# prints nothing, and outside `gpuscope profile` (no collector preloaded,
+# no GPUSCOPE_DIR) or with GPUSCOPE_TORCH_MEM=0 it does nothing but step 1.
+
+import os as _os
+import sys as _sys
+
+_HERE = _os.path.dirname(_os.path.abspath(__file__))
+
+
+def _chain_sitecustomize():
+    """Run the sitecustomize this one shadows, as Python would have."""
+    import importlib.machinery
+    import importlib.util
+
+    rest = [p for p in _sys.path
+            if _os.path.abspath(p or _os.curdir) != _HERE]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None:
+        return
+    mod = importlib.util.module_from_spec(spec)
+    # the program's module takes the name: `import sitecustomize` finds it
+    _sys.modules["sitecustomize"] = mod
+    spec.loader.exec_module(mod)
+
+
+def _drop_own_path():
+    _sys.path[:] = [p for p in _sys.path
+                    if _os.path.abspath(p or _os.curdir) != _HERE]
+
+
+def _enabled():
+    env = _os.environ
+    if env.get("GPUSCOPE_TORCH_MEM", "1") in ("0", "off", "no", "false"):
+        return False
+    return bool(env.get("GPUSCOPE_DIR"))
+
+
+# field order of gpuscope_torch_mem_sample() and gpuscope_torch_oom()
+# (enum tm_field, enum oom_field in src/collect/torchmem.c; ABI 1)
+_ABI = 1
+_TM_PERIODIC, _TM_STEP, _TM_PEAK = 1, 2, 3
+_HAS_ACTIVE, _HAS_COUNTS, _HAS_PEAKS, _HAS_RESERVED = 1, 2, 4, 8
+_OOM_HAS_DEVICE_FREE, _OOM_HAS_STATS, _OOM_HAS_BLOCKS, _OOM_HAS_HISTORY = 1, 2, 4, 8
+_OOM_BLOCKS = 8
+
+
+class _Recorder(object):
+    """Samples torch.cuda's allocator into the collector."""
+
+    def __init__(self, lib):
+        import ctypes
+        import threading
+        self.ct = ctypes
+        self.lib = lib
+        self.lock = threading.Lock()
+        self.torch = None
+        self.devices = ()
+        self.steps = 0
+        self.step_hook = False
+        self.unused = set()
+        self.history = _os.environ.get("GPUSCOPE_TORCH_MEMORY_HISTORY") == "1"
+        try:
+            ms = float(_os.environ.get("GPUSCOPE_TORCH_MEM_MS", "100"))
+        except ValueError:
+            ms = 100.0
+        self.period = ms / 1000.0 if ms > 0 else 0.0
+        u64 = ctypes.c_uint64
+        self.vals = (u64 * 11)()
+        self.ovals = (u64 * 7)()
+        self.blocks = (u64 * _OOM_BLOCKS)()
+        lib.gpuscope_torch_mem_sample.argtypes = [
+            ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int64,
+            ctypes.POINTER(u64), ctypes.c_uint32, ctypes.c_uint32]
+        lib.gpuscope_torch_mem_sample.restype = ctypes.c_int
+        lib.gpuscope_torch_oom.argtypes = [
+            ctypes.c_uint32, ctypes.POINTER(u64), ctypes.c_uint32,
+            ctypes.POINTER(u64), ctypes.c_uint32, ctypes.c_char_p,
+            ctypes.c_uint32]
+        lib.gpuscope_torch_oom.restype = ctypes.c_int
+
+    # -- reading the allocator ------------------------------------------
+
+    def _stats(self, dev):
+        t = self.torch
+        raw = getattr(t._C, "_cuda_memoryStats", None)
+        if raw is not None:
+            s = raw(dev)            # nested: s["allocated_bytes"]["all"]["current"]
+
+            def get(key, sub="current"):
+                v = s.get(key)
+                if isinstance(v, dict):
+                    v = v.get("all", {}).get(sub)
+                return v
+        else:
+            s = t.cuda.memory_stats(dev)  # flat: "allocated_bytes.all.current"
+
+            def get(key, sub="current"):
+                v = s.get(key + ".all." + sub)
+                return s.get(key) if v is None else v
+        return get
+
+    def sample(self, kind, devices=None):
+        """One sample of each device in use; never raises.
+
+        A device the program has not allocated on (nothing reserved, ever)
+        is looked at again only by the periodic samples, so that a step
+        boundary costs one read per device in use.
+        """
+        try:
+            with self.lock:
+                for dev in (devices if devices is not None else self.devices):
+                    if kind == _TM_STEP and dev in self.unused:
+                        continue
+                    self._sample_one(dev, kind)
+        except Exception:
+            pass
+
+    def _sample_one(self, dev, kind):
+        get = self._stats(dev)
+        keys = (("allocated_bytes", "current"), ("reserved_bytes", "current"),
+                ("active_bytes", "current"), ("inactive_split_bytes", "current"),
+                ("allocated_bytes", "peak"), ("reserved_bytes", "peak"),
+                ("allocation", "allocated"), ("allocation", "freed"),
+                ("num_alloc_retries", "current"), ("num_ooms", "current"),
+                ("segment", "current"))
+        flags = _HAS_ACTIVE | _HAS_COUNTS | _HAS_PEAKS | _HAS_RESERVED
+        v = self.vals
+        for i, (k, sub) in enumerate(keys):
+            x = get(k, sub)
+            if x is None:
+                x = 0
+                if i in (2, 3):
+                    flags &= ~_HAS_ACTIVE
+                elif i in (4, 5):
+                    flags &= ~_HAS_PEAKS
+                elif i == 1:
+                    flags &= ~_HAS_RESERVED
+                else:
+                    flags &= ~_HAS_COUNTS
+            v[i] = max(int(x), 0)
+        if not v[5] and not v[1]:
+            self.unused.add(dev)    # a device the program never allocated on
+            return
+        self.unused.discard(dev)
+        self.lib.gpuscope_torch_mem_sample(dev, kind, self.steps if self.step_hook else -1,
+                                           v, 11, flags)
+
+    # -- out of memory --------------------------------------------------
+
+    def on_oom(self, device, alloc, device_total, device_free):
+        """The allocator's OOM observer: runs before the exception is raised."""
+        try:
+            self._oom(int(device), int(alloc), int(device_total), int(device_free))
+        except Exception:
+            pass
+
+    def _oom(self, dev, alloc, total, free):
+        t = self.torch
+        flags = _OOM_HAS_DEVICE_FREE
+        try:
+            free, total = t.cuda.mem_get_info(dev)
+        except Exception:
+            pass                    # the observer's own figures stand
+        ov = self.ovals
+        ov[0], ov[1], ov[2] = alloc, max(free, 0), max(total, 0)
+        try:
+            get = self._stats(dev)
+            ov[3] = int(get("allocated_bytes") or 0)
+            ov[4] = int(get("reserved_bytes") or 0)
+            ov[5] = int(get("inactive_split_bytes") or 0)
+            flags |= _OOM_HAS_STATS
+        except Exception:
+            pass
+        sizes, lines, largest_free = [], [], 0
+        try:
+            snap = t.cuda.memory_snapshot()
+            flags |= _OOM_HAS_BLOCKS
+            for seg in snap:
+                if seg.get("device", dev) != dev:
+                    continue
+                lines.append((int(seg.get("total_size", 0)), "segment", ""))
+                for b in seg.get("blocks", ()):
+                    size = int(b.get("size", 0))
+                    state = b.get("state", "")
+                    if state == "inactive":
+                        largest_free = max(largest_free, size)
+                    elif state == "active_allocated":
+                        sizes.append(size)
+                        lines.append((size, "allocated", _frames(b)))
+        except Exception:
+            pass
+        ov[6] = largest_free
+        sizes.sort(reverse=True)
+        n = min(len(sizes), _OOM_BLOCKS)
+        for i in range(n):
+            self.blocks[i] = sizes[i]
+        lines.sort(key=lambda x: -x[0])
+        text = "\n".join(("%d %s %s" % ln).rstrip() for ln in lines[:16])
+        if self.history and any(ln[2] for ln in lines[:16]):
+            flags |= _OOM_HAS_HISTORY
+        self.lib.gpuscope_torch_oom(dev, ov, 7, self.blocks, n,
+                                    text.encode("utf-8", "replace") or None, flags)
+        self.sample(_TM_PEAK, [dev])
+
+    # -- start-up, steps, exit ------------------------------------------
+
+    def start(self, torch):
+        """CUDA is initialised: attach to the allocator."""
+        self.torch = torch
+        try:
+            self.devices = tuple(range(torch.cuda.device_count()))
+        except Exception:
+            self.devices = (0,)
+        if self.history:
+            try:
+                torch.cuda.memory._record_memory_history(enabled="all")
+            except TypeError:       # torch 2.0's signature
+                try:
+                    torch.cuda.memory._record_memory_history(True)
+                except Exception:
+                    pass
+            except Exception:
+                pass
+        try:
+            torch._C._cuda_attach_out_of_memory_observer(self.on_oom)
+        except Exception:
+            pass
+        try:
+            from torch.optim.optimizer import register_optimizer_step_post_hook
+            register_optimizer_step_post_hook(self.on_step)
+            self.step_hook = True
+        except Exception:
+            pass                    # no global step hooks: periodic samples only
+        import atexit
+        atexit.register(self.sample, _TM_PEAK)
+        self.sample(_TM_PERIODIC)
+
+    def on_step(self, *args, **kwargs):
+        self.steps += 1
+        self.sample(_TM_STEP)
+
+    def run(self):
+        """The daemon thread: wait for torch and CUDA, then sample."""
+        import time
+        torch = None
+        while True:
+            try:
+                if torch is None:
+                    mod = _sys.modules.get("torch")
+                    spec = getattr(mod, "__spec__", None)
+                    if mod is not None and not getattr(spec, "_initializing", True) \
+                            and hasattr(mod, "cuda"):
+                        torch = mod
+                if torch is not None and self.torch is None:
+                    if getattr(torch.version, "cuda", None) is None:
+                        return      # a build without CUDA: nothing to record
+                    if torch.cuda.is_initialized():
+                        self.start(torch)
+                        if not self.period:
+                            return
+                elif self.torch is not None:
+                    self.sample(_TM_PERIODIC)
+            except Exception:
+                return
+            time.sleep(self.period or 0.1)
+
+
+def _frames(block):
+    """A block's allocation stack (with --torch-memory-history), innermost last."""
+    frames = block.get("frames")
+    if frames is None:
+        hist = block.get("history") or ()
+        frames = hist[-1].get("frames", ()) if hist else ()
+    out = []
+    for f in frames:
+        name = f.get("filename", "")
+        if name.endswith((".py",)) and "/torch/" not in name:
+            out.append("%s:%s:%s" % (_os.path.basename(name), f.get("line", 0),
+                                     f.get("name", "")))
+    return "<".join(out[:6])
+
+
+def _collector():
+    """The preloaded collector's entry points, or None (outside `profile`)."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL(None)
+        if lib.gpuscope_torch_mem_abi() != _ABI:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return lib
+
+
+class _TorchWatcher(object):
+    """A meta_path finder that finds nothing: it notices `import torch`."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch":
+            try:
+                _sys.meta_path.remove(self)
+            except ValueError:
+                pass
+            try:
+                lib = _collector()      # ctypes is imported only for torch programs
+                if lib is None:
+                    return None
+                import threading
+                rec = _Recorder(lib)
+                t = threading.Thread(target=rec.run, name="gpuscope-torchmem")
+                t.daemon = True
+                t.start()
+            except Exception:
+                pass
+        return None
+
+    def find_module(self, name, path=None):     # Python < 3.4 finders' protocol
+        return None
+
+
+def _install():
+    # only under `gpuscope profile`: the collector preloaded, a report directory set
+    if not _enabled() or "libgpuscope-collect" not in _os.environ.get("LD_PRELOAD", ""):
+        return
+    if "torch" in _sys.modules:
+        _TorchWatcher().find_spec("torch")
+    else:
+        _sys.meta_path.insert(0, _TorchWatcher())
+
+
+try:
+    _install()
+except Exception:
+    pass
+_drop_own_path()
+# last, so that an error in the program's own sitecustomize is reported by
+# site.py exactly as it would be without gpuscope
+_chain_sitecustomize()
