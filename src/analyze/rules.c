@@ -13,7 +13,7 @@
  */
 #include "internal.h"
 
-#define MIN_GAIN { "min_gain", 0.02, "findings under 2% of wall time are within run-to-run noise of real training steps (GPU-MACHINE.md: 28.7-34.3 ms for one ResNet-50 step)" }
+#define MIN_GAIN { "min_gain", 0.02, "findings under 2% of wall time are within run-to-run noise of real training steps (one ResNet-50 step took 28.7 to 34.3 ms from one process to the next)" }
 
 /*
  * The engine's own thresholds (timeline.c, replay.c): how gaps are found

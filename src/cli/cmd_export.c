@@ -15,43 +15,50 @@
 static const char export_usage[] =
 	"gpuscope export REPORT [--format perfetto|chrome|sqlite|csv|json|html] [-o OUT] [--force]";
 
+static const struct cli_opt export_opts[] = {
+	{ "format", 't', 't', ARG_REQUIRED, "FMT", "perfetto (default), chrome, sqlite, csv, json, html",
+	  "perfetto chrome sqlite csv json html", 0 },
+	{ "type", 0, 't', ARG_REQUIRED, "FMT", "nsys's name for --format", NULL, OPT_HIDDEN },
+	{ "output", 'o', 'o', ARG_REQUIRED, "OUT",
+	  "output file (csv: a prefix); '-' = stdout; default from REPORT", "<file>", 0 },
+	{ "force", 'f', 'f', ARG_BOOL, NULL, "overwrite an existing output file", NULL, 0 },
+	{ "force-overwrite", 0, 'f', ARG_BOOL, NULL, "nsys's name for --force", NULL, OPT_HIDDEN },
+	{ "no-progress", 0, 'P', ARG_NONE, NULL, "no progress line on a terminal", NULL, 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_export = {
+	.name = "export",
+	.synopsis = export_usage,
+	.summary = "write Perfetto, Chrome, SQLite, CSV/JSON or HTML",
+	.description = "Writes a report as a Perfetto trace (ui.perfetto.dev), Chrome JSON, an "
+		       "nsys-like SQLite database, CSV or JSON tables, or one offline HTML page "
+		       "(docs/export.md).",
+	.opts = export_opts,
+	.example = "gpuscope export --format perfetto run.gpuscope\n"
+		   "gpuscope export --format html -o run.html run.gpuscope",
+	.args = "<file>",
+};
+
 int cmd_export(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 't' },
-		{ "type", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "force-overwrite", no_argument, NULL, 'f' },
-		{ "no-progress", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct export_opts o = { .progress = 1 };
 	const char *fmt_name = "perfetto", *out = NULL;
 	char *def_out = NULL;
 	struct model m;
 	struct stat st;
 	int c, format, ret;
+	struct opt_iter it;
 
-	optind = 0; /* a full reset: profile --report-html calls us after its own getopt */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:o:fh", longopts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_export, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 't': fmt_name = optarg; break;
-		case 'o': out = optarg; break;
+		case 't': fmt_name = it.arg; break;
+		case 'o': out = it.arg; break;
 		case 'f': o.force = 1; break;
 		case 'P': o.progress = 0; break;
-		case 'h':
-			printf("usage: %s\n\n"
-			       "  --format F   perfetto (default), chrome, sqlite, csv, json, html\n"
-			       "  -o OUT       output file (csv: a prefix); '-' = stdout; default from REPORT\n"
-			       "  --force      overwrite an existing output file\n"
-			       "  --no-progress  no progress line on a terminal\n",
-			       export_usage);
-			return EXIT_OK;
 		default:
-			return getopt_error(export_usage, c, argv);
+			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1)

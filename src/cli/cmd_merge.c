@@ -14,26 +14,38 @@
 
 static const char merge_usage[] = "gpuscope merge [--force] -o OUT REPORT...";
 
+static const struct cli_opt merge_opts[] = {
+	{ "output", 'o', 'o', ARG_REQUIRED, "OUT", "the merged report (.gpuscope is added when missing)",
+	  "<file>", 0 },
+	{ "force", 'f', 'f', ARG_BOOL, NULL, "overwrite an existing OUT", NULL, 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_merge = {
+	.name = "merge",
+	.synopsis = merge_usage,
+	.summary = "put several reports (processes, ranks) into one",
+	.description = "Puts several reports (the processes or ranks of one run, or the parts an "
+		       "interrupted profile left) into one report on one time line.",
+	.opts = merge_opts,
+	.example = "gpuscope merge -o all rank0.gpuscope rank1.gpuscope",
+	.args = "<file>",
+};
+
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *out = NULL;
 	char *path;
 	int force = 0, c, ret;
+	struct opt_iter it;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_merge, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'o': out = optarg; break;
+		case 'o': out = it.arg; break;
 		case 'f': force = 1; break;
-		case 'h': printf("usage: %s\n", merge_usage); return EXIT_OK;
-		default: return getopt_error(merge_usage, c, argv);
+		default:
+			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
 	if (!out)

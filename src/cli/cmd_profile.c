@@ -31,13 +31,73 @@
 #include <unistd.h>
 
 static const char profile_usage[] =
-	"gpuscope profile [-o NAME] [--force] [--trace=cuda,nvtx,osrt] [--osrt-threshold DUR]\n"
-	"                        [--cpu-sample-hz N] [--capture-range=nvtx:NAME[@DOMAIN]|cudaProfilerApi]\n"
-	"                        [--capture-range-end=stop|repeat] [--delay S] [--duration S]\n"
-	"                        [--gpu-metrics[=HZ]|--no-gpu-metrics] [--cuda-trace-all-apis]\n"
-	"                        [--kernel-metrics[=basic|tensor|memory|full]] [--kernel-filter REGEX]\n"
-	"                        [--kernel-count N] [--stats] [--analyze] [--report-html]\n"
-	"                        -- PROGRAM ARGS...";
+	"gpuscope profile [options] [--] PROGRAM ARGS...";
+
+enum {
+	OPT_FORCE = 'f', OPT_OUTPUT = 'o', OPT_TRACE = 't', OPT_CAPTURE = 'c', OPT_DELAY = 'y',
+	OPT_DURATION = 'd', OPT_NVTX_CAPTURE = 'p',
+	OPT_OSRT_THRESHOLD = 256, OPT_CPU_HZ, OPT_CAPTURE_END, OPT_GPU_METRICS, OPT_NO_GPU_METRICS,
+	OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML, OPT_KMETRICS, OPT_KFILTER, OPT_KCOUNT,
+};
+
+/* The nsys spellings (-t, -c, -p, -y, -d, -f true, --stats=true) are docs/nsys-options.md's. */
+static const struct cli_opt profile_opts[] = {
+	{ "output", 'o', OPT_OUTPUT, ARG_REQUIRED, "NAME",
+	  "the report NAME.gpuscope (default: the first free reportN);\n"
+	  "%p pid, %h host name, %q{VAR} an environment variable,\n%n the first free number, %% a %",
+	  "<file>", 0 },
+	{ "force", 'f', OPT_FORCE, ARG_BOOL, NULL, "overwrite an existing report", NULL, 0 },
+	{ "force-overwrite", 0, OPT_FORCE, ARG_BOOL, NULL, "nsys's name for --force", NULL, OPT_HIDDEN },
+	{ "trace", 't', OPT_TRACE, ARG_REQUIRED, "LIST",
+	  "what to trace: cuda,nvtx,osrt (default all three), or none", "cuda nvtx osrt none", 0 },
+	{ "osrt-threshold", 0, OPT_OSRT_THRESHOLD, ARG_REQUIRED, "DUR",
+	  "record OS runtime calls that last DUR or longer (default 1us)", NULL, 0 },
+	{ "cpu-sample-hz", 0, OPT_CPU_HZ, ARG_REQUIRED, "N",
+	  "CPU samples per second per thread, 0 for none (default 100)", NULL, 0 },
+	{ "sampling-frequency", 0, OPT_CPU_HZ, ARG_REQUIRED, "N", "nsys's name for --cpu-sample-hz", NULL,
+	  OPT_HIDDEN },
+	{ "capture-range", 'c', OPT_CAPTURE, ARG_REQUIRED, "RANGE",
+	  "record only inside nvtx:NAME[@DOMAIN] or cudaProfilerApi\n"
+	  "(start/stop); nvtx alone takes the range from -p", "cudaProfilerApi nvtx", 0 },
+	{ "nvtx-capture", 'p', OPT_NVTX_CAPTURE, ARG_REQUIRED, "NAME[@DOMAIN]",
+	  "the NVTX range of --capture-range=nvtx", NULL, 0 },
+	{ "capture-range-end", 0, OPT_CAPTURE_END, ARG_REQUIRED, "WHEN",
+	  "stop (default: at the range's first end) or repeat", "stop repeat", 0 },
+	{ "delay", 'y', OPT_DELAY, ARG_REQUIRED, "S", "start recording S seconds after the start", NULL, 0 },
+	{ "duration", 'd', OPT_DURATION, ARG_REQUIRED, "S", "stop recording after S seconds", NULL, 0 },
+	{ "gpu-metrics", 0, OPT_GPU_METRICS, ARG_OPTIONAL, "HZ",
+	  "sample GPU metrics (NVML) HZ times a second (default on, 10)", NULL, 0 },
+	{ "no-gpu-metrics", 0, OPT_NO_GPU_METRICS, ARG_NONE, NULL, "no GPU metric samples", NULL, 0 },
+	{ "cuda-trace-all-apis", 0, OPT_CUDA_ALL, ARG_NONE, NULL,
+	  "trace every CUDA API call, not only those that matter", NULL, 0 },
+	{ "kernel-metrics", 0, OPT_KMETRICS, ARG_OPTIONAL, "SET",
+	  "hardware counters of kernels: basic (default), tensor, memory, full",
+	  "basic tensor memory full", 0 },
+	{ "kernel-filter", 0, OPT_KFILTER, ARG_REQUIRED, "REGEX",
+	  "profile only kernels whose name matches REGEX (implies --kernel-metrics)", NULL, 0 },
+	{ "kernel-count", 0, OPT_KCOUNT, ARG_REQUIRED, "N",
+	  "profile N instances of each kernel (default 1; implies --kernel-metrics)", NULL, 0 },
+	{ "stats", 0, OPT_STATS, ARG_BOOL, NULL, "print `gpuscope stats` of the report afterwards", NULL, 0 },
+	{ "analyze", 0, OPT_ANALYZE, ARG_NONE, NULL, "print `gpuscope analyze` of the report afterwards",
+	  NULL, 0 },
+	{ "report-html", 0, OPT_HTML, ARG_NONE, NULL, "write the report's HTML page afterwards", NULL, 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_profile = {
+	.name = "profile",
+	.synopsis = profile_usage,
+	.summary = "run a program and record its CPU threads and GPUs",
+	.description = "Runs PROGRAM with the collector injected and records its CPU threads (NVTX, "
+		       "OS runtime calls, CPU samples) and GPUs (CUDA API, kernels, copies, GPU "
+		       "metrics) into one report (docs/collector.md).  The exit status is the "
+		       "program's.  A report is never overwritten without --force.",
+	.opts = profile_opts,
+	.example = "gpuscope profile -o run --analyze -- python train.py\n"
+		   "gpuscope profile -t cuda,nvtx -c nvtx -p train_step -o rank%q{RANK} ./app",
+	.stop_at_arg = 1,
+	.args = "<file>",
+};
 
 /*
  * --kernel-count default: one instance of each matching kernel.  Kernel
@@ -120,16 +180,92 @@ static int check_capture(const char *s)
 	return -1;
 }
 
-/* NAME -> NAME.gpuscope; none -> the first free reportN.gpuscope. */
+/*
+ * nsys's patterns in an output name: %p this process's id (each rank of a
+ * Slurm or MPI launch runs its own profile, so its own id), %h the host
+ * name, %q{VAR} the environment variable VAR (empty when unset), %% a '%';
+ * %n is the smallest positive number for which the name is free, put in by
+ * the caller (@n).  NULL after an error.
+ */
+static char *expand_name(const char *name, unsigned n, int *has_n)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (const char *p = name; *p; p++) {
+		if (*p != '%') {
+			strbuf_addch(&sb, *p);
+			continue;
+		}
+		switch (*++p) {
+		case '%': strbuf_addch(&sb, '%'); break;
+		case 'p': strbuf_addf(&sb, "%ld", (long)getpid()); break;
+		case 'h': {
+			char host[256];
+			if (gethostname(host, sizeof(host)) < 0)
+				snprintf(host, sizeof(host), "unknown");
+			host[sizeof(host) - 1] = '\0';
+			strbuf_addstr(&sb, host);
+			break;
+		}
+		case 'n':
+			*has_n = 1;
+			strbuf_addf(&sb, "%u", n);
+			break;
+		case 'q': {
+			const char *end = p[1] == '{' ? strchr(p, '}') : NULL;
+			char *var;
+			const char *val;
+			if (!end) {
+				error("bad output name '%s': %%q needs {VAR}", name);
+				strbuf_release(&sb);
+				return NULL;
+			}
+			var = xstrndup(p + 2, (size_t)(end - p - 2));
+			val = getenv(var);
+			strbuf_addstr(&sb, val ? val : "");
+			free(var);
+			p = end;
+			break;
+		}
+		default:
+			error("bad output name '%s': unknown pattern '%%%c' (%%p, %%h, %%q{VAR}, %%n, %%%%)",
+			      name, *p ? *p : ' ');
+			strbuf_release(&sb);
+			return NULL;
+		}
+		if (!*p)
+			break;
+	}
+	return sb.buf ? sb.buf : xstrdup("");
+}
+
+static char *with_ext(char *name)
+{
+	size_t n = strlen(name), e = strlen(TRACE_FILE_EXT);
+	char *p;
+
+	if (n > e && !strcmp(name + n - e, TRACE_FILE_EXT))
+		return name;
+	p = xstrfmt("%s%s", name, TRACE_FILE_EXT);
+	free(name);
+	return p;
+}
+
+/* NAME -> NAME.gpuscope (patterns expanded); none -> the first free reportN.gpuscope. */
 static char *output_path(const char *name)
 {
-	size_t n, e = strlen(TRACE_FILE_EXT);
-
 	if (name) {
-		n = strlen(name);
-		if (n > e && !strcmp(name + n - e, TRACE_FILE_EXT))
-			return xstrdup(name);
-		return xstrfmt("%s%s", name, TRACE_FILE_EXT);
+		int has_n = 0;
+		char *p = expand_name(name, 1, &has_n);
+		if (!p || !has_n)
+			return p ? with_ext(p) : NULL;
+		free(p);
+		for (unsigned i = 1;; i++) {
+			p = with_ext(expand_name(name, i, &has_n));
+			if (access(p, F_OK) < 0 && errno == ENOENT)
+				return p;
+			free(p);
+		}
 	}
 	for (unsigned i = 1;; i++) {
 		char *p = xstrfmt("report%u%s", i, TRACE_FILE_EXT);
@@ -515,47 +651,23 @@ static void remove_dir(const char *dir, char **parts, size_t n)
 
 static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 {
-	enum {
-		OPT_FORCE = 256, OPT_TRACE, OPT_OSRT_THRESHOLD, OPT_CPU_HZ, OPT_CAPTURE,
-		OPT_CAPTURE_END, OPT_DELAY, OPT_DURATION, OPT_GPU_METRICS, OPT_NO_GPU_METRICS,
-		OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML, OPT_KMETRICS, OPT_KFILTER, OPT_KCOUNT,
-	};
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "trace", required_argument, NULL, OPT_TRACE },
-		{ "osrt-threshold", required_argument, NULL, OPT_OSRT_THRESHOLD },
-		{ "cpu-sample-hz", required_argument, NULL, OPT_CPU_HZ },
-		{ "capture-range", required_argument, NULL, OPT_CAPTURE },
-		{ "capture-range-end", required_argument, NULL, OPT_CAPTURE_END },
-		{ "delay", required_argument, NULL, OPT_DELAY },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "gpu-metrics", optional_argument, NULL, OPT_GPU_METRICS },
-		{ "no-gpu-metrics", no_argument, NULL, OPT_NO_GPU_METRICS },
-		{ "cuda-trace-all-apis", no_argument, NULL, OPT_CUDA_ALL },
-		{ "kernel-metrics", optional_argument, NULL, OPT_KMETRICS },
-		{ "kernel-filter", required_argument, NULL, OPT_KFILTER },
-		{ "kernel-count", required_argument, NULL, OPT_KCOUNT },
-		{ "stats", no_argument, NULL, OPT_STATS },
-		{ "analyze", no_argument, NULL, OPT_ANALYZE },
-		{ "report-html", no_argument, NULL, OPT_HTML },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	/* "nvtx:" and -p's range; static, so reachable until exit (profile runs once) */
+	static char *nvtx_range;
+	const char *nvtx_capture = NULL;
+	struct opt_iter it;
 	int c;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:o:fh", opts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_profile, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
+		const char *optarg = it.arg;
 		switch (c) {
-		case 'o':
+		case OPT_OUTPUT:
 			if (!*optarg)
 				return usage_error(profile_usage, "-o needs a name");
 			o->output = optarg;
 			break;
-		case 'f':
 		case OPT_FORCE:
-			o->force = 1;
+			o->force = opt_bool(&it);
 			break;
 		case OPT_TRACE:
 			if (parse_trace(optarg, &o->trace) < 0)
@@ -570,7 +682,17 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 			if (parse_u32(optarg, 10000, &o->cpu_hz) < 0)
 				return usage_error(profile_usage, "bad --cpu-sample-hz '%s' (0 to 10000)", optarg);
 			break;
+		case OPT_NVTX_CAPTURE:
+			if (!*optarg || *optarg == '@')
+				return usage_error(profile_usage, "bad -p '%s' (NAME[@DOMAIN])", optarg);
+			nvtx_capture = optarg;
+			break;
 		case OPT_CAPTURE:
+			if (!strcmp(optarg, "nvtx") || !strcmp(optarg, "none")) {
+				/* nsys's -c nvtx -p NAME; "none" is nsys's default */
+				o->capture = !strcmp(optarg, "nvtx") ? "nvtx" : NULL;
+				break;
+			}
 			if (check_capture(optarg) < 0)
 				return usage_error(profile_usage,
 						   "bad --capture-range '%s' (nvtx:NAME[@DOMAIN] or cudaProfilerApi)",
@@ -627,7 +749,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 				return usage_error(profile_usage, "bad --kernel-count '%s' (1 or more)", optarg);
 			break;
 		case OPT_STATS:
-			o->stats = 1;
+			o->stats = opt_bool(&it);
 			break;
 		case OPT_ANALYZE:
 			o->analyze = 1;
@@ -635,12 +757,22 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		case OPT_HTML:
 			o->html = 1;
 			break;
-		case 'h':
-			printf("usage: %s\n", profile_usage);
+		case OPT_HELP:
 			return -1;
 		default:
-			return getopt_error(profile_usage, c, argv);
+			return EXIT_USAGE;
 		}
+	}
+	if (nvtx_capture && (!o->capture || !strcmp(o->capture, "nvtx"))) {
+		free(nvtx_range);
+		nvtx_range = xstrfmt("nvtx:%s", nvtx_capture);
+		o->capture = nvtx_range;
+	} else if (nvtx_capture) {
+		return usage_error(profile_usage, "-p '%s' needs --capture-range=nvtx, not '%s'",
+				   nvtx_capture, o->capture);
+	} else if (o->capture && !strcmp(o->capture, "nvtx")) {
+		return usage_error(profile_usage, "--capture-range=nvtx needs a range: -p NAME[@DOMAIN] "
+				   "or --capture-range=nvtx:NAME");
 	}
 	if ((o->kernel_filter || o->kernel_count) && !o->kernel_metrics)
 		o->kernel_metrics = "basic";   /* --kernel-filter/--kernel-count imply --kernel-metrics */
@@ -648,9 +780,9 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		o->kernel_count = KERNEL_COUNT_DEFAULT;
 	if (o->kernel_metrics && !(o->trace & TR_CUDA))
 		return usage_error(profile_usage, "--kernel-metrics needs CUDA tracing (--trace=cuda,...)");
-	if (optind >= argc)
+	if (it.ind >= argc)
 		return usage_error(profile_usage, "no program to profile");
-	*first = optind;
+	*first = it.ind;
 	return 0;
 }
 
@@ -677,6 +809,8 @@ int cmd_profile(int argc, char **argv)
 		return ret < 0 ? EXIT_OK : ret;
 
 	out = output_path(o.output);
+	if (!out)
+		return EXIT_USAGE;
 	if (check_output(out, o.force) < 0) {
 		free(out);
 		return EXIT_USAGE;

@@ -3,12 +3,16 @@
  *
  * To add a command:
  *  1. write src/cli/cmd_<name>.c with `int cmd_<name>(int argc, char **argv)`
- *     (argv[0] is the command name; return the process exit status);
- *  2. declare it below and add a row to commands[] in gpuscope.c;
- *  3. add the file to src/cli/CMakeLists.txt and document it in README.md.
+ *     (argv[0] is the command name; return the process exit status) and its
+ *     option table `const struct cli_cmd cli_<name>` (options.h), which
+ *     parses, prints --help and makes the man page and the completion;
+ *  2. declare both below and add a row to commands[] in gpuscope.c;
+ *  3. document it in docs/cli.md (every .c file in src/cli is built).
  */
 #ifndef GS_COMMANDS_H
 #define GS_COMMANDS_H
+
+#include "options.h"
 
 struct model;
 
@@ -20,7 +24,7 @@ struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	unsigned flags;
-	const char *summary;
+	const struct cli_cmd *spec;   /* options, help, summary */
 };
 
 int cmd_profile(int argc, char **argv);
@@ -35,6 +39,19 @@ int cmd_export(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 int cmd_health(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+
+extern const struct cli_cmd cli_profile;
+extern const struct cli_cmd cli_info;
+extern const struct cli_cmd cli_dump;
+extern const struct cli_cmd cli_stats;
+extern const struct cli_cmd cli_analyze;
+extern const struct cli_cmd cli_diff;
+extern const struct cli_cmd cli_check;
+extern const struct cli_cmd cli_baseline;
+extern const struct cli_cmd cli_export;
+extern const struct cli_cmd cli_monitor;
+extern const struct cli_cmd cli_health;
+extern const struct cli_cmd cli_merge;
 
 /*
  * Exit statuses shared by commands: 0 success, 1 a finding/regression/failed

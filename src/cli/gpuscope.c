@@ -22,19 +22,86 @@
 #endif
 
 static const struct command commands[] = {
-	{ "profile", cmd_profile, 0, "run a program and record its CPU threads and GPUs" },
-	{ "info", cmd_info, 0, "what a report holds: processes, threads, counts, drops, warnings" },
-	{ "dump", cmd_dump, 0, "print a report's events, one per line" },
-	{ "stats", cmd_stats, 0, "summary reports as nsys stats prints them" },
-	{ "analyze", cmd_analyze, 0, "diagnose what holds the GPU back, with estimated gains" },
-	{ "diff", cmd_diff, 0, "compare runs before and after a change" },
-	{ "check", cmd_check, 0, "fail when a run regresses against a baseline" },
-	{ "baseline", cmd_baseline, 0, "save, list and show baselines for check" },
-	{ "export", cmd_export, 0, "write Perfetto, Chrome, SQLite, CSV/JSON or HTML" },
-	{ "monitor", cmd_monitor, 0, "live GPU metrics, Prometheus endpoint and alerts" },
-	{ "health", cmd_health, 0, "check GPUs for throttling, PCIe, ECC and driver problems" },
-	{ "merge", cmd_merge, 0, "put several reports (processes, ranks) into one" },
+	{ "profile", cmd_profile, 0, &cli_profile },
+	{ "info", cmd_info, 0, &cli_info },
+	{ "dump", cmd_dump, 0, &cli_dump },
+	{ "stats", cmd_stats, 0, &cli_stats },
+	{ "analyze", cmd_analyze, 0, &cli_analyze },
+	{ "diff", cmd_diff, 0, &cli_diff },
+	{ "check", cmd_check, 0, &cli_check },
+	{ "baseline", cmd_baseline, 0, &cli_baseline },
+	{ "export", cmd_export, 0, &cli_export },
+	{ "monitor", cmd_monitor, 0, &cli_monitor },
+	{ "health", cmd_health, 0, &cli_health },
+	{ "merge", cmd_merge, 0, &cli_merge },
 };
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* The listed commands' option tables, for the man pages and the completion. */
+static size_t listed_specs(const struct cli_cmd **out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!(commands[i].flags & CMD_HIDDEN))
+			out[n++] = commands[i].spec;
+	return n;
+}
+
+static int unknown_command(const char *name)
+{
+	const char *names[ARRAY_SIZE(commands) + 3];
+	const char *near;
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!(commands[i].flags & CMD_HIDDEN))
+			names[n++] = commands[i].name;
+	names[n++] = "help";
+	names[n++] = "version";
+	names[n] = NULL;
+	near = opt_nearest(name, names);
+	if (near)
+		error("unknown command '%s' (did you mean '%s'?)", name, near);
+	else
+		error("unknown command '%s' (see 'gpuscope help')", name);
+	return EXIT_USAGE;
+}
+
+/*
+ * The hidden commands the build runs to make the man pages and the
+ * completion from the option tables: `gpuscope __man [CMD]` (gpuscope(1)
+ * without CMD) and `gpuscope __complete bash|zsh`.
+ */
+static int generate(int argc, char **argv)
+{
+	const struct cli_cmd *specs[ARRAY_SIZE(commands)];
+	size_t n = listed_specs(specs);
+
+	if (!strcmp(argv[1], "__man")) {
+		const struct command *c;
+		if (argc < 3 || !strcmp(argv[2], "gpuscope")) {
+			opt_print_man_index(stdout, specs, n);
+			return EXIT_OK;
+		}
+		if (!(c = find_command(argv[2])))
+			return unknown_command(argv[2]);
+		opt_print_man(stdout, c->spec);
+		return EXIT_OK;
+	}
+	if (argc < 3) {
+		error("usage: gpuscope __complete bash|zsh");
+		return EXIT_USAGE;
+	}
+	return opt_print_completion(stdout, argv[2], specs, n) < 0 ? EXIT_USAGE : EXIT_OK;
+}
 
 int usage_error(const char *usage, const char *fmt, ...)
 {
@@ -126,8 +193,9 @@ static void print_help(FILE *f)
 		   "you what holds it back.  Commands:\n\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!(commands[i].flags & CMD_HIDDEN))
-			fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'gpuscope <command> --help' shows a command's options.\n");
+			fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].spec->summary);
+	fprintf(f, "\n'gpuscope help <command>' (or 'gpuscope <command> --help', or\n"
+		   "'man gpuscope-<command>') explains a command's options, with an example.\n");
 }
 
 int main(int argc, char **argv)
@@ -146,6 +214,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	name = argv[1];
+	if (!strcmp(name, "help") && argc > 2) {
+		const struct command *c = find_command(argv[2]);
+		if (!c)
+			return unknown_command(argv[2]);
+		opt_print_help(stdout, c->spec);
+		return finish_stdout() ? EXIT_FAIL : EXIT_OK;
+	}
 	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
 		print_help(stdout);
 		return finish_stdout() ? EXIT_FAIL : EXIT_OK;
@@ -153,6 +228,10 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
 		printf("gpuscope %s (report format %d)\n", GPUSCOPE_VERSION, TRACE_VERSION);
 		return finish_stdout() ? EXIT_FAIL : EXIT_OK;
+	}
+	if (!strcmp(name, "__man") || !strcmp(name, "__complete")) {
+		int status = generate(argc, argv);
+		return finish_stdout() && status == EXIT_OK ? EXIT_FAIL : status;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (!strcmp(commands[i].name, name)) {
@@ -162,6 +241,5 @@ int main(int argc, char **argv)
 			return status;
 		}
 	}
-	error("unknown command '%s' (see 'gpuscope help')", name);
-	return EXIT_USAGE;
+	return unknown_command(name);
 }
