@@ -297,7 +297,31 @@ static int check_output(const char *path, int force)
 	return ret;
 }
 
-/* The collector library: $GPUSCOPE_COLLECTOR, or next to this binary, or ../lib. */
+#ifndef GS_COLLECTOR_REL
+#define GS_COLLECTOR_REL "../lib/gpuscope"
+#endif
+#ifndef GS_COLLECTOR_DIR
+#define GS_COLLECTOR_DIR "/usr/local/lib/gpuscope"
+#endif
+
+/* @dir/@sub/libgpuscope-collect.so when readable (a full path), else NULL */
+static char *collector_in(const char *dir, const char *sub)
+{
+	char *p = xstrfmt("%s%s%s/libgpuscope-collect.so", dir, sub ? "/" : "", sub ? sub : "");
+	char *r = NULL;
+
+	if (access(p, R_OK) == 0)
+		r = realpath(p, NULL);
+	free(p);
+	return r;
+}
+
+/*
+ * The collector library: $GPUSCOPE_COLLECTOR; else next to this binary (a
+ * build tree); else where an install puts it, relative to this binary
+ * (BINDIR/../lib/gpuscope, so any prefix or a moved tree works), then
+ * ../lib; else the configured install directory (cmake/install.cmake).
+ */
 static char *find_collector(void)
 {
 	const char *env = getenv("GPUSCOPE_COLLECTOR");
@@ -318,19 +342,11 @@ static char *find_collector(void)
 	}
 	exe[n] = 0;
 	dir = dirname(exe);
-	p = xstrfmt("%s/libgpuscope-collect.so", dir);
-	if (access(p, R_OK) == 0)
+	if ((p = collector_in(dir, NULL)) || (p = collector_in(dir, GS_COLLECTOR_REL)) ||
+	    (p = collector_in(dir, "../lib")) || (p = collector_in(GS_COLLECTOR_DIR, NULL)))
 		return p;
-	free(p);
-	p = xstrfmt("%s/../lib/libgpuscope-collect.so", dir);
-	if (access(p, R_OK) == 0) {
-		char *r = realpath(p, NULL);
-		free(p);
-		return r;
-	}
-	free(p);
-	error("collector library 'libgpuscope-collect.so' not found next to '%s' (set GPUSCOPE_COLLECTOR)",
-	      exe);
+	error("collector library 'libgpuscope-collect.so' not found next to '%s', in '%s/%s' or in "
+	      "'%s' (set GPUSCOPE_COLLECTOR)", exe, dir, GS_COLLECTOR_REL, GS_COLLECTOR_DIR);
 	return NULL;
 }
 

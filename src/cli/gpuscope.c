@@ -75,15 +75,77 @@ static int unknown_command(const char *name)
 	return EXIT_USAGE;
 }
 
+static int make_dir(const char *path)
+{
+	if (mkdir(path, 0777) < 0 && errno != EEXIST)
+		return error("cannot create '%s': %s", path, strerror(errno));
+	return 0;
+}
+
+/* One generated file: @what(f, @spec or the lists) written to @path. */
+static int gen_file(const char *path, const struct cli_cmd *spec, const char *shell,
+		    const struct cli_cmd *const *specs, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return error("cannot create '%s': %s", path, strerror(errno));
+	if (shell)
+		opt_print_completion(f, shell, specs, n);
+	else if (spec)
+		opt_print_man(f, spec);
+	else
+		opt_print_man_index(f, specs, n);
+	return close_checked(f, path);
+}
+
+/* `gpuscope __gen DIR`: DIR/man1/gpuscope*.1 and DIR/completion/{gpuscope,_gpuscope} */
+static int generate_all(const char *dir, const struct cli_cmd *const *specs, size_t n)
+{
+	char *man = xstrfmt("%s/man1", dir), *comp = xstrfmt("%s/completion", dir), *p;
+	int ret = 0;
+
+	if (make_dir(dir) < 0 || make_dir(man) < 0 || make_dir(comp) < 0)
+		ret = -1;
+	for (size_t i = 0; !ret && i <= n; i++) {
+		p = i < n ? xstrfmt("%s/gpuscope-%s.1", man, specs[i]->name)
+			  : xstrfmt("%s/gpuscope.1", man);
+		ret = gen_file(p, i < n ? specs[i] : NULL, NULL, specs, n);
+		free(p);
+	}
+	if (!ret) {
+		p = xstrfmt("%s/gpuscope", comp);
+		ret = gen_file(p, NULL, "bash", specs, n);
+		free(p);
+	}
+	if (!ret) {
+		p = xstrfmt("%s/_gpuscope", comp);
+		ret = gen_file(p, NULL, "zsh", specs, n);
+		free(p);
+	}
+	free(man);
+	free(comp);
+	return ret < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
 /*
- * The hidden commands the build runs to make the man pages and the
- * completion from the option tables: `gpuscope __man [CMD]` (gpuscope(1)
- * without CMD) and `gpuscope __complete bash|zsh`.
+ * The hidden commands that make the man pages and the completion from the
+ * option tables: `gpuscope __man [CMD]` (gpuscope(1) without CMD),
+ * `gpuscope __complete bash|zsh`, and `gpuscope __gen DIR` (all of them,
+ * run by the build: cmake/install.cmake).
  */
 static int generate(int argc, char **argv)
 {
 	const struct cli_cmd *specs[ARRAY_SIZE(commands)];
 	size_t n = listed_specs(specs);
+
+	if (!strcmp(argv[1], "__gen")) {
+		if (argc != 3) {
+			error("usage: gpuscope __gen DIR");
+			return EXIT_USAGE;
+		}
+		return generate_all(argv[2], specs, n);
+	}
 
 	if (!strcmp(argv[1], "__man")) {
 		const struct command *c;
@@ -229,7 +291,7 @@ int main(int argc, char **argv)
 		printf("gpuscope %s (report format %d)\n", GPUSCOPE_VERSION, TRACE_VERSION);
 		return finish_stdout() ? EXIT_FAIL : EXIT_OK;
 	}
-	if (!strcmp(name, "__man") || !strcmp(name, "__complete")) {
+	if (!strcmp(name, "__man") || !strcmp(name, "__complete") || !strcmp(name, "__gen")) {
 		int status = generate(argc, argv);
 		return finish_stdout() && status == EXIT_OK ? EXIT_FAIL : status;
 	}

@@ -509,9 +509,11 @@ static void print_bash(FILE *f, const struct cli_cmd *const *cmds, size_t n)
 			if (o->short_name)
 				fprintf(f, "-%c|", o->short_name);
 			fprintf(f, "--%s) ", o->name);
-			if (o->values)
+			if (o->values) {
 				bash_words(f, o->values);
-			fputs("; return;;\n", f);
+				fputs("; ", f);
+			}
+			fputs("return;;\n", f);
 		}
 		fputs("    esac\n    opts=\"--help", f);
 		for (size_t j = 0; c->opts && c->opts[j].name; j++)
