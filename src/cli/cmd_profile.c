@@ -10,6 +10,7 @@
  */
 #include "commands.h"
 #include "../nvml/sampler.h"
+#include "../import/import.h"
 #include "../trace/trace.h"
 #include "../util/util.h"
 
@@ -607,39 +608,98 @@ static char **list_parts(const char *dir, size_t *n)
 }
 
 /* Count events (as `info` does), processes, kernels and kernel counters of a report, streaming. */
-static int count_report(const char *path, uint64_t *events, uint64_t *procs, uint64_t *kernels,
-			uint64_t *kmetrics)
-{
-	struct trace_reader r;
-	struct trace_chunk c;
-	unsigned char scratch[512];
-	int k;
+struct report_counts {
+	uint64_t events, procs, kernels, kmetrics;
+	int capture_started;      /* a capture range's start edge was recorded */
+	char *nvtx_seen;          /* NVTX range names in the report, "a, b" (owned), or NULL */
+};
 
-	*events = *procs = *kernels = *kmetrics = 0;
-	if (trace_reader_open(&r, path) < 0)
+static void count_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
+{
+	struct report_counts *rc = ctx;
+
+	if (type == TRACE_EV_KERNEL)
+		rc->kernels++;
+}
+
+/*
+ * What the report holds, read through every command's loader
+ * (load_input_opts) with its streaming path: the bulk rows are counted as
+ * they pass and never stored, so this costs little memory on a big report;
+ * processes, capture edges and NVTX ranges are kept for the capture check.
+ */
+static int count_report(const char *path, struct report_counts *rc)
+{
+	struct model_sink sink = { 0 };
+	struct load_opts lo = { 0 };
+	struct model m;
+	struct strbuf seen = STRBUF_INIT;
+	size_t nseen = 0;
+
+	memset(rc, 0, sizeof(*rc));
+	sink.types = (1u << TRACE_EV_OSRT) | (1u << TRACE_EV_CPU_SAMPLE) | (1u << TRACE_EV_API) |
+		     (1u << TRACE_EV_KERNEL) | (1u << TRACE_EV_MEMCPY) | (1u << TRACE_EV_MEMSET) |
+		     (1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) | (1u << TRACE_EV_METRIC);
+	sink.ctx = rc;
+	sink.row = count_row;
+	lo.sink = &sink;
+	model_init(&m);
+	if (load_input_opts(&m, path, &lo) < 0) {
+		model_release(&m);
 		return -1;
-	while ((k = trace_reader_next(&r, &c)) > 0) {
-		size_t pos = 0;
-		unsigned type;
-		const void *rec;
-		size_t size;
-		if (c.hdr.type != TRACE_CHUNK_EVENTS)
+	}
+	rc->events = m.events;
+	rc->procs = m.procs.n;
+	rc->kmetrics = m.kmetrics.n;
+	for (size_t i = 0; i < m.captures.n; i++)
+		if (m.captures.v[i].what == TRACE_CAPTURE_START)
+			rc->capture_started = 1;
+	/* up to 10 distinct names, which is enough to spot a misspelt range */
+	for (size_t i = 0; i < m.nvtx.n && nseen < 10; i++) {
+		const char *name = strtab_get(&m.str, m.nvtx.v[i].name_id);
+		size_t j;
+		for (j = 0; j < i; j++)
+			if (m.nvtx.v[j].name_id == m.nvtx.v[i].name_id)
+				break;
+		if (j < i || !*name)
 			continue;
-		while (trace_entry_next(c.data, c.len, &pos, &type, &rec, &size, scratch,
-					sizeof(scratch)) > 0) {
-			if (type == TRACE_EV_PROCESS)
-				(*procs)++;
-			if (type == TRACE_EV_KERNEL)
-				(*kernels)++;
-			if (type == TRACE_EV_KMETRIC)
-				(*kmetrics)++;
-			if (type != TRACE_EV_STRING && type != TRACE_EV_DROPS &&
-			    type != TRACE_EV_WARNING && type < TRACE_EV__COUNT)
-				(*events)++;
+		strbuf_addf(&seen, "%s'%s'", nseen++ ? ", " : "", name);
+	}
+	rc->nvtx_seen = seen.buf;
+	model_release(&m);
+	return 0;
+}
+
+/*
+ * Add the warning @msg to the report @out: a small part holding it, merged
+ * with the report into a new file that then replaces it.  0 or -1.
+ */
+static int add_report_warning(const char *out, const char *tmpdir, const char *msg)
+{
+	char *part = xstrfmt("%s/warning%s", tmpdir, TRACE_FILE_EXT);
+	char *dest = xstrfmt("%s.%ld.tmp", out, (long)getpid());
+	const char *inputs[2] = { out, part };
+	struct trace_builder b;
+	struct trace_warning w = { 0 };
+	int ret = -1;
+
+	if (trace_builder_open(&b, part, 1, 0) == 0) {
+		w.time = now_mono_ns();
+		w.pid = (uint32_t)getpid();
+		w.message_id = trace_builder_str(&b, msg);
+		trace_builder_add(&b, TRACE_EV_WARNING, &w, sizeof(w));
+		if (trace_builder_close(&b, 0) == 0 && trace_merge(dest, inputs, 2, 1) == 0) {
+			ret = rename(dest, out);
+			if (ret < 0) {
+				error("cannot replace '%s': %s", out, strerror(errno));
+				unlink(dest);
+			}
 		}
 	}
-	trace_reader_close(&r);
-	return k < 0 ? -1 : 0;
+	unlink(part);
+	free(part);
+	free(dest);
+	return ret;
 }
 
 static void remove_dir(const char *dir, char **parts, size_t n)
@@ -810,7 +870,7 @@ int cmd_profile(int argc, char **argv)
 	struct nvml_sampler *sampler = NULL;
 	struct sigaction sa, old[4];
 	static const int fwd[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	uint64_t events = 0, procs = 0, kernels = 0, kmetrics = 0;
+	struct report_counts rc = { 0 };
 	size_t nparts;
 	int first = 0, status, ret;
 	pid_t pid;
@@ -910,7 +970,7 @@ int cmd_profile(int argc, char **argv)
 		}
 		free(dest);
 		if (ret == 0)
-			ret = count_report(out, &events, &procs, &kernels, &kmetrics);
+			ret = count_report(out, &rc);
 	}
 	if (ret > 0) {
 		/* nothing recorded: said above */
@@ -919,21 +979,52 @@ int cmd_profile(int argc, char **argv)
 		if (!status)
 			status = EXIT_FAIL;
 	} else {
+		int step = EXIT_OK;
+		char *capture_msg = NULL;
+		/*
+		 * A capture range that never started leaves an empty report: say
+		 * so at the end, and in the report (info, stats and analyze show
+		 * its warnings), with the NVTX ranges the report does hold.
+		 */
+		if (o.capture && !strncmp(o.capture, "nvtx:", 5) && !rc.capture_started) {
+			capture_msg = xstrfmt("--capture-range=%s: the range never started, so nothing "
+					      "inside it was recorded (NVTX ranges in the report: %s)",
+					      o.capture, rc.nvtx_seen ? rc.nvtx_seen : "none");
+			if (add_report_warning(out, tmp, capture_msg) < 0)
+				warning("the report '%s' does not hold the warning below", out);
+		}
 		remove_dir(tmp, parts, nparts);
 		fprintf(stderr, "gpuscope: wrote '%s' (%" PRIu64 " events, %" PRIu64 " processes)\n", out,
-			events, procs);
-		if (o.kernel_metrics && !kmetrics)
+			rc.events, rc.procs);
+		if (capture_msg)
+			warning("%s", capture_msg);
+		free(capture_msg);
+		if (o.kernel_metrics && !rc.kmetrics)
 			fprintf(stderr, "gpuscope: no kernel metrics: %s\n",
-				!kernels ? "no CUDA kernel was recorded (no GPU, no driver, or no kernel launched)"
-					 : "no kernel was profiled (see `gpuscope info` for why)");
+				!rc.kernels ? "no CUDA kernel was recorded (no GPU, no driver, or no kernel launched)"
+					    : "no kernel was profiled (see `gpuscope info` for why)");
 		fflush(stdout);
+		/*
+		 * The steps after the run: the first failure is the exit status
+		 * when the program itself succeeded; the HTML page follows --force
+		 * as the report does.
+		 */
 		if (o.stats)
-			cmd_stats(2, (char *[]){ "stats", out, NULL });
-		if (o.analyze)
-			cmd_analyze(2, (char *[]){ "analyze", out, NULL });
-		if (o.html)
-			cmd_export(4, (char *[]){ "export", out, "--format", "html", NULL });
+			step = cmd_stats(2, (char *[]){ "stats", out, NULL });
+		if (o.analyze) {
+			int r = cmd_analyze(2, (char *[]){ "analyze", out, NULL });
+			step = step ? step : r;
+		}
+		if (o.html) {
+			int r = o.force ? cmd_export(5, (char *[]){ "export", out, "--format", "html",
+							      "--force", NULL })
+					: cmd_export(4, (char *[]){ "export", out, "--format", "html", NULL });
+			step = step ? step : r;
+		}
+		if (!status && step)
+			status = step;
 	}
+	free(rc.nvtx_seen);
 	for (size_t i = 0; i < nparts; i++)
 		free(parts[i]);
 	free(parts);

@@ -371,6 +371,8 @@ int cmd_stats(int argc, char **argv)
 	struct stats_args a = { 0 };
 	struct stats_table *tables;
 	struct progress p = { 0 };
+	struct stats_lean *lean;
+	struct model_sink sink;
 	size_t done = 0;
 	int ret, status = EXIT_OK;
 
@@ -397,27 +399,24 @@ int cmd_stats(int argc, char **argv)
 	progress_init(&p, a.progress, "gpuscope stats: reading", 0);
 	p.unit = NULL;
 	/*
-	 * A gpuscope report is loaded as load_input() loads it
-	 * (model_load_report), but lean: see stats_run_report().  Other
-	 * inputs go through load_input() and the importers.
+	 * One loader for every input (load_input_opts); for a gpuscope report
+	 * its streaming fast path hands the rows that only summaries need to
+	 * them as they load, so they are never stored (stats_lean_new).
 	 */
-	if (trace_is_report(a.input) == 1) {
-		ret = stats_run_report(a.input, a.reports, a.nreports, &a.o, tables, progress_cb, &p);
-		progress_end(&p);
-		done = ret < 0 ? 0 : a.nreports;
+	lean = stats_lean_new(a.reports, a.nreports, &a.o, &sink);
+	if (!lean) {
+		ret = -1;
 	} else {
 		struct model m;
+		struct load_opts lo = { .sink = &sink, .progress = progress_cb, .progress_ctx = &p };
 		model_init(&m);
-		ret = load_input(&m, a.input);
-		if (ret == 0) {
-			stats_print_warnings(&m);
-			for (done = 0; done < a.nreports; done++)
-				if (stats_run(&m, a.reports[done], &a.o, &tables[done]) < 0) {
-					ret = -1;
-					break;
-				}
-		}
+		ret = load_input_opts(&m, a.input, &lo);
+		progress_end(&p);
+		if (ret == 0)
+			ret = stats_lean_finish(lean, &m, lo.sunk, a.reports, &a.o, tables);
+		done = ret < 0 ? 0 : a.nreports;
 		model_release(&m);
+		stats_lean_free(lean);
 	}
 	if (ret < 0)
 		status = EXIT_USAGE;
