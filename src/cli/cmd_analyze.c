@@ -16,7 +16,7 @@ static const char analyze_usage[] =
 
 enum {
 	O_FORMAT = 'f', O_START = 256, O_END, O_NVTX, O_STEP, O_SET, O_DATA_RANGE, O_CP, O_CP_ANN,
-	O_CP_INST, O_RULES, O_COLOR,
+	O_CP_INST, O_RULES, O_COLOR, O_NO_PROGRESS,
 };
 
 static const struct cli_opt analyze_opts[] = {
@@ -39,6 +39,7 @@ static const struct cli_opt analyze_opts[] = {
 	  "with --critical-path: which instance of that range (from 0)", NULL, 0 },
 	{ "rules", 0, O_RULES, ARG_NONE, NULL, "list the rules and their thresholds, then exit", NULL,
 	  0 },
+	{ "no-progress", 0, O_NO_PROGRESS, ARG_NONE, NULL, "no progress line on a terminal", NULL, 0 },
 	{ "color", 0, O_COLOR, ARG_OPTIONAL, "WHEN",
 	  "colour the severities: auto (default: on a terminal), always or never",
 	  "auto always never", 0 },
@@ -65,8 +66,10 @@ int cmd_analyze(int argc, char **argv)
 	struct analyze_result r;
 	struct model m;
 	struct critpath_opts cpo = { 0 };
-	int cp_on = 0, rules = 0, c;
+	int cp_on = 0, rules = 0, c, progress = 1;
 	struct opt_iter it;
+	struct progress prog;
+	struct load_opts lo = { 0 };
 	const char **set = xcalloc((size_t)argc + 1, sizeof(*set));
 	const char **ranges = xcalloc((size_t)argc + 1, sizeof(*ranges));
 	size_t nset = 0, nranges = 0;
@@ -88,6 +91,7 @@ int cmd_analyze(int argc, char **argv)
 		case O_CP_ANN: cpo.annotation = it.arg; break;
 		case O_CP_INST: cpo.instance = (unsigned)strtoul(it.arg, NULL, 10); break;
 		case O_RULES: rules = 1; break;
+		case O_NO_PROGRESS: progress = 0; break;
 		case O_COLOR:
 			if (color_set_mode(it.arg) < 0) {
 				free(set);
@@ -127,7 +131,14 @@ int cmd_analyze(int argc, char **argv)
 	o.data_ranges = nranges ? ranges : NULL;
 
 	model_init(&m);
-	if (load_input(&m, path) < 0) {
+	/* a progress line while a big report loads, on a terminal */
+	progress_init(&prog, progress, "gpuscope analyze: reading", 0);
+	prog.unit = NULL;
+	lo.progress = progress_cb;
+	lo.progress_ctx = &prog;
+	ret = load_input_opts(&m, path, &lo);
+	progress_end(&prog);
+	if (ret < 0) {
 		model_release(&m);
 		free(set);
 		free(ranges);
@@ -173,8 +184,17 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (!strcmp(format, "json"))
 		ret = analyze_print_json(stdout, &m, &r);
-	else
+	else if (color_on(stdout)) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&buf, &len);
+		ret = mem ? analyze_print_text(mem, &m, &r) : -1;
+		if (mem && fclose(mem) == 0 && ret == 0)
+			ret = print_colored(stdout, buf, len);
+		free(buf);
+	} else {
 		ret = analyze_print_text(stdout, &m, &r);
+	}
 	analyze_result_release(&r);
 	model_release(&m);
 	free(set);

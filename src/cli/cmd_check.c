@@ -213,9 +213,10 @@ int cmd_check(int argc, char **argv)
 			printf("%s{\"key\":\"%s\",\"baseline\":%.9g,\"now\":%.9g,\"regressed\":%s}",
 			       shown ? "," : "", keys[i], b->value, a->value, bad ? "true" : "false");
 		else
-			printf("%-34.34s %14s %14s %10s  %s\n", b->label,
+			printf("%-34.34s %14s %14s %10s  %s%s%s\n", b->label,
 			       metric_fmt(v1, sizeof(v1), b, b->value), metric_fmt(v2, sizeof(v2), a, a->value),
-			       ch, bad ? "REGRESSED" : "ok");
+			       ch, color_for_word(stdout, bad ? "REGRESSED" : "ok"), bad ? "REGRESSED" : "ok",
+			       color(stdout, COLOR_RESET));
 		shown++;
 	}
 	if (!strcmp(format, "json"))

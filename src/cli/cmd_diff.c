@@ -110,6 +110,14 @@ int cmd_diff(int argc, char **argv)
 	diff_compare(&before, &after, &o, &r);
 	if (output_open(&of, out, force) < 0) {
 		status = EXIT_USAGE;
+	} else if (of.f == stdout && !strcmp(format, "text") && color_on(stdout)) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&buf, &len);
+		if (!mem || diff_print(mem, format, &before, &after, &r) < 0 || fclose(mem) ||
+		    print_colored(stdout, buf, len) < 0)
+			status = EXIT_FAIL;
+		free(buf);
 	} else if (diff_print(of.f, format, &before, &after, &r) < 0) {
 		/* on standard output reported by finish_stdout() */
 		if (of.f != stdout)

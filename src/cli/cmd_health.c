@@ -147,8 +147,9 @@ int cmd_health(int argc, char **argv)
 				snprintf(gpu, sizeof(gpu), "-");
 			else
 				snprintf(gpu, sizeof(gpu), "%d", ck->gpu);
-			printf("%-4s %-14s %-6s %s\n", gpu, ck->name, mon_verdict_name(ck->verdict),
-			       ck->reason);
+			printf("%-4s %-14s %s%-6s%s %s\n", gpu, ck->name,
+			       color_for_word(stdout, mon_verdict_name(ck->verdict)),
+			       mon_verdict_name(ck->verdict), color(stdout, COLOR_RESET), ck->reason);
 		}
 		printf("health: %s (%zu pass, %zu warn, %zu fail, %zu skipped)\n",
 		       mon_verdict_name(worst), counts[MON_PASS], counts[MON_WARN], counts[MON_FAIL],

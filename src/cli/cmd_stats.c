@@ -196,6 +196,11 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 			a->reports[a->nreports++] = *d;
 		}
 	for (size_t i = 0; i < a->nreports; i++)
+		if (strchr(a->reports[i], ':'))
+			return usage_error(stats_usage, "report option '%s' is not supported (gpuscope "
+					   "prints demangled names; see docs/nsys-options.md)",
+					   strchr(a->reports[i], ':'));
+	for (size_t i = 0; i < a->nreports; i++)
 		if (!stats_report_title(a->reports[i])) {
 			struct stats_table t;
 			stats_run(NULL, a->reports[i], NULL, &t); /* says which reports exist */

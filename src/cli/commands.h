@@ -88,4 +88,13 @@ int output_creatable(const char *path);
 /* Remove the output file @path after a failed write, unless it is not a regular file. */
 void remove_partial_output(const char *path);
 
+/*
+ * Colour (color.c): print_colored() writes @buf to @f with the severities
+ * and verdicts of analyze's and diff's text coloured (call it only when
+ * color_on(f)); color_for_word() is the colour of one verdict word ("" for
+ * none, or when colour is off).  0 or -1 on a write error.
+ */
+int print_colored(FILE *f, const char *buf, size_t len);
+const char *color_for_word(FILE *f, const char *word);
+
 #endif

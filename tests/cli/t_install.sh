@@ -27,4 +27,16 @@ grep -q 'loader' "$T/info" || fail "the demo's threads are not in the report: $(
 if command -v man >/dev/null && command -v groff >/dev/null; then
   MANPATH=$P/share/man man -w gpuscope-stats >/dev/null 2>&1 || fail "man gpuscope-stats not found in the prefix"
 fi
+# the Debian package holds the same files under /usr
+if command -v cpack >/dev/null && command -v dpkg-deb >/dev/null; then
+  (cd "$GS_BUILD_DIR" && cpack -G DEB -B "$T/pkg") >"$T/cpack.log" 2>&1 || fail "cpack -G DEB: $(tail -5 "$T/cpack.log")"
+  deb=$(ls "$T"/pkg/*.deb)
+  dpkg-deb -c "$deb" >"$T/deb"
+  for f in ./usr/bin/gpuscope /gpuscope/libgpuscope-collect.so ./usr/share/man/man1/gpuscope-profile.1 \
+           ./usr/share/bash-completion/completions/gpuscope; do
+    grep -q -- "$f" "$T/deb" || fail "the package lacks $f"
+  done
+else
+  echo "note: no cpack or dpkg-deb, the Debian package is not tested"
+fi
 echo ok
