@@ -28,6 +28,10 @@ install(FILES ${GS_GEN_DIR}/completion/_gpuscope
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
+# `cmake --install` and cpack never build: a test runs them while other
+# tests run the binaries, which must not be relinked under them.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
 set(CPACK_PACKAGE_NAME gpuscope)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU performance profiler: records CPU threads and GPUs, and diagnoses what holds a program back")

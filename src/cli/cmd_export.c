@@ -49,13 +49,15 @@ int cmd_export(int argc, char **argv)
 	struct stat st;
 	int c, format, ret;
 	struct opt_iter it;
+	struct progress prog;
+	struct load_opts lo = { 0 };
 
 	opt_iter_init(&it, &cli_export, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
 		case 't': fmt_name = it.arg; break;
 		case 'o': out = it.arg; break;
-		case 'f': o.force = 1; break;
+		case 'f': o.force = opt_bool(&it); break;
 		case 'P': o.progress = 0; break;
 		default:
 			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
@@ -93,7 +95,14 @@ int cmd_export(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	model_init(&m);
-	if (load_input(&m, argv[optind])) {
+	/* a progress line while a big report loads, then the writer's own */
+	progress_init(&prog, o.progress, "gpuscope export: reading", 0);
+	prog.unit = NULL;
+	lo.progress = progress_cb;
+	lo.progress_ctx = &prog;
+	ret = load_input_opts(&m, argv[optind], &lo);
+	progress_end(&prog);
+	if (ret) {
 		model_release(&m);
 		free(def_out);
 		return EXIT_USAGE;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char merge_usage[] = "gpuscope merge [--force] -o OUT REPORT...";
@@ -36,6 +37,7 @@ int cmd_merge(int argc, char **argv)
 {
 	const char *out = NULL;
 	char *path;
+	struct stat st;
 	int force = 0, c, ret;
 	struct opt_iter it;
 
@@ -53,11 +55,12 @@ int cmd_merge(int argc, char **argv)
 	if (optind >= argc)
 		return usage_error(merge_usage, "no reports given");
 	path = strstr(out, TRACE_FILE_EXT) ? xstrdup(out) : xstrfmt("%s%s", out, TRACE_FILE_EXT);
-	if (force && !access(path, F_OK)) {
+	if (force && !lstat(path, &st)) {
 		/*
 		 * Replace the existing report only once the new one is whole: a
 		 * failed write (a full disk) must not lose it, and an input may be
-		 * the output itself.
+		 * the output itself.  lstat(): a link, dangling or not, is
+		 * replaced by the rename, never written through.
 		 */
 		char *tmp = xstrfmt("%s.tmp-%ld", path, (long)getpid());
 		ret = trace_merge(tmp, (const char *const *)argv + optind, (size_t)(argc - optind), 1);

@@ -282,12 +282,17 @@ static int check_output(const char *path, int force)
 	int ret = 0;
 	struct stat st;
 
-	if (stat(path, &st) == 0) {
+	/*
+	 * lstat(): a symbolic link, even a dangling one, is there; with --force
+	 * the new report is renamed over it (the link is replaced, never
+	 * written through).
+	 */
+	if (lstat(path, &st) == 0) {
 		if (!force)
 			ret = error("report '%s' already exists (use --force to overwrite)", path);
 		else if (S_ISDIR(st.st_mode))
 			ret = error("cannot write '%s': it is a directory", path);
-		else if (access(path, W_OK) < 0)
+		else if (S_ISREG(st.st_mode) && access(path, W_OK) < 0)
 			ret = error("cannot write '%s': %s", path, strerror(errno));
 	} else if (errno != ENOENT) {
 		ret = error("cannot write '%s': %s", path, strerror(errno));

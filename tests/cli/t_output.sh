@@ -52,4 +52,18 @@ expect_fail 2 "$G" monitor --record "$T/rec" --count 1 --replay "$T/none"
 [ "$(cat "$T/rec")" = old ] || fail "monitor --record changed an existing file"
 expect_fail 2 "$G" monitor --record "$T/dangling" --count 1 --replay "$T/none"
 [ -e "$T/nowhere" ] && fail "monitor created the target of a dangling link"
+# merge -o and profile -o: a dangling link is an existing output; --force replaces the link
+ln -s "$T/nowhere4.gpuscope" "$T/dm.gpuscope"
+expect_fail 2 "$G" merge -o "$T/dm.gpuscope" "$R"
+[ -e "$T/nowhere4.gpuscope" ] && fail "merge created the target of a dangling link"
+ln -s "$T/nowhere2.gpuscope" "$T/m.gpuscope"
+"$G" merge --force -o "$T/m.gpuscope" "$R" 2>/dev/null || fail "merge --force over a dangling link"
+[ -e "$T/nowhere2.gpuscope" ] && fail "merge --force wrote through a dangling link"
+[ -f "$T/m.gpuscope" ] && [ ! -L "$T/m.gpuscope" ] || fail "merge --force did not replace the link"
+DEMO=$GS_BUILD_DIR/examples/demo
+if [ -x "$DEMO" ]; then
+  ln -s "$T/nowhere3.gpuscope" "$T/p.gpuscope"
+  expect_fail 2 "$G" profile -o "$T/p" -- "$DEMO"
+  [ -e "$T/nowhere3.gpuscope" ] && fail "profile created the target of a dangling link"
+fi
 echo ok
