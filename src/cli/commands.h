@@ -63,13 +63,6 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 int usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
- * For getopt_long()'s '?' or ':' (an optstring that starts with ':' and
- * opterr = 0): "unknown option 'X'" or "option 'X' needs a value", then the
- * usage; returns EXIT_USAGE.
- */
-int getopt_error(const char *usage, int c, char *const *argv);
-
-/*
  * Print on stderr the warnings a loaded report carries about the file itself
  * (damaged, truncated, unknown chunks), for commands whose output does not
  * show the model's warnings.
@@ -85,8 +78,6 @@ void report_damage(const struct model *m);
  */
 int output_creatable(const char *path);
 
-/* Remove the output file @path after a failed write, unless it is not a regular file. */
-void remove_partial_output(const char *path);
 
 /*
  * Colour (color.c): print_colored() writes @buf to @f with the severities

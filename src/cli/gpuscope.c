@@ -192,18 +192,6 @@ int usage_error(const char *usage, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-int getopt_error(const char *usage, int c, char *const *argv)
-{
-	const char *arg = argv[optind - 1];
-
-	if (c == ':')
-		return usage_error(usage, "option '%s' needs a value", arg);
-	/* an unknown letter, perhaps inside a group such as -ax */
-	if (optopt && strncmp(arg, "--", 2))
-		return usage_error(usage, "unknown option '-%c'", optopt);
-	return usage_error(usage, "unknown option '%s'", arg);
-}
-
 void report_damage(const struct model *m)
 {
 	/*
@@ -237,15 +225,6 @@ int output_creatable(const char *path)
 		ret = error("cannot create '%s': %s", path, strerror(errno));
 	free(copy);
 	return ret;
-}
-
-void remove_partial_output(const char *path)
-{
-	struct stat st;
-
-	/* a regular file only: never a device such as /dev/full */
-	if (!stat(path, &st) && S_ISREG(st.st_mode))
-		unlink(path);
 }
 
 static void print_help(FILE *f)
