@@ -11,34 +11,55 @@
 #include <string.h>
 
 static const char analyze_usage[] =
-	"gpuscope analyze REPORT|TRACE.json|EXPORT.sqlite [--format text|json]\n"
-	"                 [--start T] [--end T] [--nvtx RANGE] [--step RANGE] [--set rule.key=value ...]\n"
-	"                 [--data-range PATTERN ...] [--rank N]\n"
-	"                 [--critical-path [--cp-annotation NAME] [--cp-instance N]]\n"
-	"       gpuscope analyze --rules    (the rules and their thresholds)\n"
-	"  T is a time from the start of the report (\"1.5s\", \"200ms\"; seconds by default)\n"
-	"  --data-range PATTERN: NVTX ranges (shell pattern) that mark the program's data loading";
+	"gpuscope analyze [options] REPORT|TRACE.json|EXPORT.sqlite\n"
+	"       gpuscope analyze --rules    (the rules and their thresholds)";
 
-/* "--opt=value" or "--opt value"; returns the value or NULL (usage error set). */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
+enum {
+	O_FORMAT = 'f', O_START = 256, O_END, O_NVTX, O_STEP, O_SET, O_DATA_RANGE, O_CP, O_CP_ANN,
+	O_CP_INST, O_RULES, O_COLOR, O_NO_PROGRESS, O_RANK,
+};
 
-	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (!strcmp(argv[*i], name)) {
-		if (*i + 1 >= argc)
-			return NULL;
-		return argv[++*i];
-	}
-	return NULL;
-}
+static const struct cli_opt analyze_opts[] = {
+	{ "format", 'f', O_FORMAT, ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
+	{ "start", 0, O_START, ARG_REQUIRED, "T",
+	  "analyse from T after the report's start (\"1.5s\", \"200ms\"; seconds when bare)", NULL, 0 },
+	{ "end", 0, O_END, ARG_REQUIRED, "T", "analyse up to T after the report's start", NULL, 0 },
+	{ "nvtx", 0, O_NVTX, ARG_REQUIRED, "RANGE", "analyse the instances of the NVTX range RANGE",
+	  NULL, 0 },
+	{ "step", 0, O_STEP, ARG_REQUIRED, "RANGE",
+	  "the NVTX range that marks a training step (per-step figures)", NULL, 0 },
+	{ "set", 0, O_SET, ARG_REQUIRED, "RULE.KEY=V", "change a rule's threshold (see --rules)", NULL,
+	  OPT_REPEAT },
+	{ "data-range", 0, O_DATA_RANGE, ARG_REQUIRED, "PATTERN",
+	  "NVTX ranges (a shell pattern) that mark the program's data loading", NULL, OPT_REPEAT },
+	{ "rank", 0, O_RANK, ARG_REQUIRED, "N",
+	  "analyse rank N of a merged distributed run alone (docs/distributed.md)", NULL, 0 },
+	{ "critical-path", 0, O_CP, ARG_NONE, NULL, "the critical path of one window instead", NULL, 0 },
+	{ "cp-annotation", 0, O_CP_ANN, ARG_REQUIRED, "NAME",
+	  "with --critical-path: the NVTX range that marks the window", NULL, 0 },
+	{ "cp-instance", 0, O_CP_INST, ARG_REQUIRED, "N",
+	  "with --critical-path: which instance of that range (from 0)", NULL, 0 },
+	{ "rules", 0, O_RULES, ARG_NONE, NULL, "list the rules and their thresholds, then exit", NULL,
+	  0 },
+	{ "no-progress", 0, O_NO_PROGRESS, ARG_NONE, NULL, "no progress line on a terminal", NULL, 0 },
+	{ "color", 0, O_COLOR, ARG_OPTIONAL, "WHEN",
+	  "colour the severities: auto (default: on a terminal), always or never",
+	  "auto always never", 0 },
+	{ NULL },
+};
 
-static int is_opt(const char *arg, const char *name)
-{
-	size_t n = strlen(name);
-	return !strcmp(arg, name) || (!strncmp(arg, name, n) && arg[n] == '=');
-}
+const struct cli_cmd cli_analyze = {
+	.name = "analyze",
+	.synopsis = analyze_usage,
+	.summary = "diagnose what holds the GPU back, with estimated gains",
+	.description = "Reads a report, a Kineto/Chrome trace or an nsys SQLite export and ranks what "
+		       "holds the GPU back (docs/rules.md), each finding with its evidence and the "
+		       "time it would save.",
+	.opts = analyze_opts,
+	.example = "gpuscope analyze run.gpuscope\n"
+		   "gpuscope analyze --step train_step --set launch-bound.min_share=10% run.gpuscope",
+	.args = "<file>",
+};
 
 int cmd_analyze(int argc, char **argv)
 {
@@ -47,81 +68,69 @@ int cmd_analyze(int argc, char **argv)
 	struct analyze_result r;
 	struct model m;
 	struct critpath_opts cpo = { 0 };
-	int cp_on = 0, rank = -1;
+	int cp_on = 0, rules = 0, c, progress = 1, rank = -1;
+	struct opt_iter it;
+	struct progress prog;
+	struct load_opts lo = { 0 };
 	const char **set = xcalloc((size_t)argc + 1, sizeof(*set));
 	const char **ranges = xcalloc((size_t)argc + 1, sizeof(*ranges));
 	size_t nset = 0, nranges = 0;
 	int ret;
 
 	memset(&o, 0, sizeof(o));
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		if (is_opt(a, "--format")) {
-			if (!(v = opt_value(argc, argv, &i, "--format")))
-				goto missing;
-			format = v;
-		} else if (is_opt(a, "--start")) {
-			if (!(start = opt_value(argc, argv, &i, "--start")))
-				goto missing;
-		} else if (is_opt(a, "--end")) {
-			if (!(end = opt_value(argc, argv, &i, "--end")))
-				goto missing;
-		} else if (is_opt(a, "--nvtx")) {
-			if (!(o.nvtx = opt_value(argc, argv, &i, "--nvtx")))
-				goto missing;
-		} else if (is_opt(a, "--step")) {
-			if (!(o.step = opt_value(argc, argv, &i, "--step")))
-				goto missing;
-		} else if (is_opt(a, "--set")) {
-			if (!(v = opt_value(argc, argv, &i, "--set")))
-				goto missing;
-			set[nset++] = v;
-		} else if (is_opt(a, "--data-range")) {
-			if (!(v = opt_value(argc, argv, &i, "--data-range")))
-				goto missing;
-			ranges[nranges++] = v;
-		} else if (is_opt(a, "--rank")) {
+	opt_iter_init(&it, &cli_analyze, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
+		switch (c) {
+		case O_FORMAT: format = it.arg; break;
+		case O_START: start = it.arg; break;
+		case O_END: end = it.arg; break;
+		case O_NVTX: o.nvtx = it.arg; break;
+		case O_STEP: o.step = it.arg; break;
+		case O_SET: set[nset++] = it.arg; break;
+		case O_DATA_RANGE: ranges[nranges++] = it.arg; break;
+		/* HTA's critical path of one window (docs/critical-path.md) */
+		case O_CP: cp_on = 1; break;
+		case O_CP_ANN: cpo.annotation = it.arg; break;
+		case O_CP_INST: cpo.instance = (unsigned)strtoul(it.arg, NULL, 10); break;
+		case O_RULES: rules = 1; break;
+		case O_RANK: {
 			/* one rank of a distributed run alone (docs/distributed.md) */
 			char *e;
-			if (!(v = opt_value(argc, argv, &i, "--rank")))
-				goto missing;
-			rank = (int)strtol(v, &e, 10);
-			if (*e || rank < 0) {
+			long v = strtol(it.arg, &e, 10);
+			if (*e || !*it.arg || v < 0 || v > INT32_MAX) {
 				free(set);
 				free(ranges);
-				return usage_error(analyze_usage, "bad rank '%s'", v);
+				return usage_error(analyze_usage, "bad rank '%s'", it.arg);
 			}
-		} else if (!strcmp(a, "--critical-path")) {
-			/* HTA's critical path of one window (docs/critical-path.md) */
-			cp_on = 1;
-		} else if (is_opt(a, "--cp-annotation")) {
-			if (!(cpo.annotation = opt_value(argc, argv, &i, "--cp-annotation")))
-				goto missing;
-		} else if (is_opt(a, "--cp-instance")) {
-			if (!(v = opt_value(argc, argv, &i, "--cp-instance")))
-				goto missing;
-			cpo.instance = (unsigned)strtoul(v, NULL, 10);
-		} else if (!strcmp(a, "--rules")) {
+			rank = (int)v;
+			break;
+		}
+		case O_NO_PROGRESS: progress = 0; break;
+		case O_COLOR:
+			if (color_set_mode(it.arg) < 0) {
+				free(set);
+				free(ranges);
+				return usage_error(analyze_usage, NULL);
+			}
+			break;
+		default:
 			free(set);
 			free(ranges);
-			return analyze_print_rules(stdout) < 0 ? EXIT_FAIL : EXIT_OK;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("usage: %s\n", analyze_usage);
-			free(set);
-			free(ranges);
-			return EXIT_OK;
-		} else if (a[0] == '-' && a[1]) {
-			free(set);
-			free(ranges);
-			return usage_error(analyze_usage, "unknown option '%s'", a);
-		} else if (path) {
-			free(set);
-			free(ranges);
-			return usage_error(analyze_usage, "more than one input ('%s' and '%s')", path, a);
-		} else {
-			path = a;
+			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
+	if (rules) {
+		free(set);
+		free(ranges);
+		return analyze_print_rules(stdout) < 0 ? EXIT_FAIL : EXIT_OK;
+	}
+	if (argc - it.ind > 1) {
+		free(set);
+		free(ranges);
+		return usage_error(analyze_usage, "more than one input ('%s' and '%s')", argv[it.ind],
+				   argv[it.ind + 1]);
+	}
+	path = it.ind < argc ? argv[it.ind] : NULL;
 	if (!path) {
 		free(set);
 		free(ranges);
@@ -136,7 +145,16 @@ int cmd_analyze(int argc, char **argv)
 	o.data_ranges = nranges ? ranges : NULL;
 
 	model_init(&m);
-	if (load_input(&m, path) < 0 || (rank >= 0 && model_keep_rank(&m, rank) < 0)) {
+	/* a progress line while a big report loads, on a terminal */
+	progress_init(&prog, progress, "gpuscope analyze: reading", 0);
+	prog.unit = NULL;
+	lo.progress = progress_cb;
+	lo.progress_ctx = &prog;
+	ret = load_input_opts(&m, path, &lo);
+	progress_end(&prog);
+	if (ret == 0 && rank >= 0)
+		ret = model_keep_rank(&m, rank);
+	if (ret < 0) {
 		model_release(&m);
 		free(set);
 		free(ranges);
@@ -182,8 +200,17 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (!strcmp(format, "json"))
 		ret = analyze_print_json(stdout, &m, &r);
-	else
+	else if (color_on(stdout)) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&buf, &len);
+		ret = mem ? analyze_print_text(mem, &m, &r) : -1;
+		if (mem && fclose(mem) == 0 && ret == 0)
+			ret = print_colored(stdout, buf, len);
+		free(buf);
+	} else {
 		ret = analyze_print_text(stdout, &m, &r);
+	}
 	analyze_result_release(&r);
 	model_release(&m);
 	free(set);
@@ -192,8 +219,4 @@ int cmd_analyze(int argc, char **argv)
 	if (ret < 0 || fflush(stdout) != 0)
 		return EXIT_FAIL;
 	return EXIT_OK;
-missing:
-	free(set);
-	free(ranges);
-	return usage_error(analyze_usage, "option '%s' needs a value", argv[argc - 1]);
 }

@@ -12,6 +12,26 @@
 static const char baseline_usage[] =
 	"gpuscope baseline [--dir DIR] save [--step RANGE] [--force] NAME REPORT... | list | show NAME";
 
+static const struct cli_opt baseline_opts[] = {
+	{ "dir", 'd', 'd', ARG_REQUIRED, "DIR", "where baselines are kept (default: .gpuscope/baselines)",
+	  "<file>", 0 },
+	{ "step", 's', 's', ARG_REQUIRED, "RANGE", "save: the NVTX range that marks a step", NULL, 0 },
+	{ "force", 'f', 'f', ARG_NONE, NULL, "save: replace a baseline of that name", NULL, 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_baseline = {
+	.name = "baseline",
+	.synopsis = baseline_usage,
+	.summary = "save, list and show baselines for check",
+	.description = "Saves the summary of one or more runs under a name, for `gpuscope check` to "
+		       "compare later runs with; lists and shows saved baselines.",
+	.opts = baseline_opts,
+	.example = "gpuscope baseline save --step train_step main run1.gpuscope run2.gpuscope\n"
+		   "gpuscope baseline list",
+	.args = "save list show",
+};
+
 static int do_save(const char *dir, int argc, char **argv, const char *step, int force)
 {
 	struct diff_opts o;
@@ -97,25 +117,18 @@ static int do_show(const char *dir, const char *name)
 
 int cmd_baseline(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dir", required_argument, NULL, 'd' },
-		{ "step", required_argument, NULL, 's' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *dir = NULL, *step = NULL, *verb;
 	int c, force = 0;
+	struct opt_iter it;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":d:s:fh", opts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_baseline, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'd': dir = optarg; break;
-		case 's': step = optarg; break;
+		case 'd': dir = it.arg; break;
+		case 's': step = it.arg; break;
 		case 'f': force = 1; break;
-		case 'h': printf("usage: %s\n", baseline_usage); return EXIT_OK;
-		default: return getopt_error(baseline_usage, c, argv);
+		default:
+			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
 	if (optind >= argc)

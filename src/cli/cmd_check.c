@@ -16,6 +16,34 @@ static const char check_usage[] =
 	"gpuscope check --baseline BASE [--max-regress PCT] [--metric M[,M...]] [--step RANGE] "
 	"[--dir DIR] [--format text|json] REPORT...";
 
+static const struct cli_opt check_opts[] = {
+	{ "baseline", 'b', 'b', ARG_REQUIRED, "BASE", "the baseline to compare with (see baseline save)",
+	  NULL, 0 },
+	{ "max-regress", 'm', 'm', ARG_REQUIRED, "PCT", "the largest regression that passes (default 5%)",
+	  NULL, 0 },
+	{ "metric", 'M', 'M', ARG_REQUIRED, "M[,M...]",
+	  "what is judged (default step_time; wall, busy, idle, launches,\nsyncs, kernels, exposed_comm)",
+	  "step_time wall busy idle launches syncs kernels exposed_comm", 0 },
+	{ "step", 's', 's', ARG_REQUIRED, "RANGE", "the NVTX range that marks a step", NULL, 0 },
+	{ "dir", 'd', 'd', ARG_REQUIRED, "DIR", "where baselines are kept", "<file>", 0 },
+	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
+	{ "color", 0, 'C', ARG_OPTIONAL, "WHEN", "colour the verdicts: auto (default), always or never",
+	  "auto always never", 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_check = {
+	.name = "check",
+	.synopsis = check_usage,
+	.summary = "fail when a run regresses against a baseline",
+	.description = "A regression gate for CI: compares runs with a saved baseline and exits 1 "
+		       "when a metric regressed by more than --max-regress, 0 within bounds, 2 on "
+		       "bad input.",
+	.opts = check_opts,
+	.example = "gpuscope check --baseline main --max-regress 3% run.gpuscope",
+	.args = "<file>",
+};
+
 /*
  * By default a run is judged by its time per step (its wall time when no
  * steps are known).  GPU busy is no default: a faster kernel lowers it.
@@ -91,41 +119,35 @@ static int regressed(const struct run_metric *b, const struct run_metric *a, dou
 
 int cmd_check(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "baseline", required_argument, NULL, 'b' },
-		{ "max-regress", required_argument, NULL, 'm' },
-		{ "metric", required_argument, NULL, 'M' },
-		{ "step", required_argument, NULL, 's' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *base = NULL, *dir = NULL, *format = "text";
 	char *metrics_arg = NULL;
 	const char *keys[64];
 	size_t nkeys = 0;
 	int explicit_metrics = 0, c, status = EXIT_OK;
+	struct opt_iter it;
 	double max = 0.05;
 	struct diff_opts o;
 	struct run_summary before, after;
 
 	diff_opts_init(&o);
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":b:m:M:s:d:f:h", opts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_check, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'b': base = optarg; break;
+		case 'b': base = it.arg; break;
 		case 'm':
-			if (parse_fraction(optarg, &max) < 0)
-				return usage_error(check_usage, "bad --max-regress '%s' (say 5%%)", optarg);
+			if (parse_fraction(it.arg, &max) < 0)
+				return usage_error(check_usage, "bad --max-regress '%s' (say 5%%)", it.arg);
 			break;
-		case 'M': metrics_arg = optarg; break;
-		case 's': o.step = optarg; break;
-		case 'd': dir = optarg; break;
-		case 'f': format = optarg; break;
-		case 'h': printf("usage: %s\n", check_usage); return EXIT_OK;
-		default: return getopt_error(check_usage, c, argv);
+		case 'M': metrics_arg = it.arg; break;
+		case 's': o.step = it.arg; break;
+		case 'd': dir = it.arg; break;
+		case 'f': format = it.arg; break;
+		case 'C':
+			if (color_set_mode(it.arg) < 0)
+				return usage_error(check_usage, NULL);
+			break;
+		default:
+			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
 	if (!base)
@@ -191,9 +213,10 @@ int cmd_check(int argc, char **argv)
 			printf("%s{\"key\":\"%s\",\"baseline\":%.9g,\"now\":%.9g,\"regressed\":%s}",
 			       shown ? "," : "", keys[i], b->value, a->value, bad ? "true" : "false");
 		else
-			printf("%-34.34s %14s %14s %10s  %s\n", b->label,
+			printf("%-34.34s %14s %14s %10s  %s%s%s\n", b->label,
 			       metric_fmt(v1, sizeof(v1), b, b->value), metric_fmt(v2, sizeof(v2), a, a->value),
-			       ch, bad ? "REGRESSED" : "ok");
+			       ch, color_for_word(stdout, bad ? "REGRESSED" : "ok"), bad ? "REGRESSED" : "ok",
+			       color(stdout, COLOR_RESET));
 		shown++;
 	}
 	if (!strcmp(format, "json"))

@@ -14,22 +14,46 @@ static const char diff_usage[] =
 	"gpuscope diff [--step RANGE] [--noise PCT] [--format text|json|csv|html] [-o FILE] "
 	"BEFORE AFTER | BEFORE... -- AFTER...";
 
+enum { O_FORCE = 256 };
+
+static const struct cli_opt diff_opts[] = {
+	{ "step", 's', 's', ARG_REQUIRED, "RANGE", "the NVTX range that marks a step (per-step figures)",
+	  NULL, 0 },
+	{ "noise", 'n', 'n', ARG_REQUIRED, "PCT",
+	  "changes smaller than PCT (default from the runs' spread) are noise", NULL, 0 },
+	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default), json, csv or html",
+	  "text json csv html", 0 },
+	{ "output", 'o', 'o', ARG_REQUIRED, "FILE", "write to FILE instead of standard output",
+	  "<file>", 0 },
+	{ "force", 0, O_FORCE, ARG_BOOL, NULL, "overwrite an existing -o FILE", NULL, 0 },
+	{ "force-overwrite", 0, O_FORCE, ARG_BOOL, NULL, "nsys's name for --force", NULL, OPT_HIDDEN },
+	{ "color", 0, 'C', ARG_OPTIONAL, "WHEN", "colour the verdicts: auto (default), always or never",
+	  "auto always never", 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_diff = {
+	.name = "diff",
+	.synopsis = diff_usage,
+	.summary = "compare runs before and after a change",
+	.description = "Compares runs before and after a change: time per step, GPU busy, kernels, "
+		       "copies and launches side by side, each change judged against the noise "
+		       "(docs/diff.md).  Several runs per side give the noise from their spread.",
+	.opts = diff_opts,
+	.example = "gpuscope diff before.gpuscope after.gpuscope\n"
+		   "gpuscope diff --step train_step a1.gpuscope a2.gpuscope -- b1.gpuscope b2.gpuscope",
+	.args = "<file>",
+};
+
 int cmd_diff(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "step", required_argument, NULL, 's' },
-		{ "noise", required_argument, NULL, 'n' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct diff_opts o;
 	const char *format = "text", *out = NULL;
 	struct run_summary before, after;
 	struct diff_result r;
-	int c, sep = -1, nb, na, status = EXIT_OK, nopt = argc;
-	FILE *f = stdout;
+	int c, sep = -1, nb, na, status = EXIT_OK, nopt = argc, force = 0;
+	struct opt_iter it;
+	struct output_file of;
 
 	diff_opts_init(&o);
 	/* "--" splits the runs of the two sides; options come before it */
@@ -40,19 +64,23 @@ int cmd_diff(int argc, char **argv)
 			break;
 		}
 	}
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(nopt, argv, ":s:n:f:o:h", opts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_diff, nopt, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 's': o.step = optarg; break;
+		case 's': o.step = it.arg; break;
 		case 'n':
-			if (parse_fraction(optarg, &o.noise) < 0)
-				return usage_error(diff_usage, "bad --noise '%s' (say 5%%)", optarg);
+			if (parse_fraction(it.arg, &o.noise) < 0)
+				return usage_error(diff_usage, "bad --noise '%s' (say 5%%)", it.arg);
 			break;
-		case 'f': format = optarg; break;
-		case 'o': out = optarg; break;
-		case 'h': printf("usage: %s\n", diff_usage); return EXIT_OK;
-		default: return getopt_error(diff_usage, c, argv);
+		case 'f': format = it.arg; break;
+		case 'o': out = it.arg; break;
+		case 'C':
+			if (color_set_mode(it.arg) < 0)
+				return usage_error(diff_usage, NULL);
+			break;
+		case O_FORCE: force = opt_bool(&it); break;
+		default:
+			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
 	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv") &&
@@ -71,6 +99,8 @@ int cmd_diff(int argc, char **argv)
 			return usage_error(diff_usage, "each side of '--' needs at least one run");
 		sep++;
 	}
+	if (output_check(out, force) < 0)
+		return EXIT_USAGE;
 	if (run_summarize_paths(argv + optind, (size_t)nb, &o, &before) < 0)
 		return EXIT_USAGE;
 	if (run_summarize_paths(argv + sep, (size_t)na, &o, &after) < 0) {
@@ -78,20 +108,24 @@ int cmd_diff(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	diff_compare(&before, &after, &o, &r);
-	if (out) {
-		f = fopen(out, "w");
-		if (!f) {
-			error("cannot create '%s': %s", out, strerror(errno));
-			status = EXIT_USAGE;
-		}
-	}
-	if (f) {
-		if (diff_print(f, format, &before, &after, &r) < 0 && f == stdout)
-			status = EXIT_FAIL; /* reported by finish_stdout() */
-		if (f != stdout && close_checked(f, out) < 0)
+	if (output_open(&of, out, force) < 0) {
+		status = EXIT_USAGE;
+	} else if (of.f == stdout && !strcmp(format, "text") && color_on(stdout)) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&buf, &len);
+		if (!mem || diff_print(mem, format, &before, &after, &r) < 0 || fclose(mem) ||
+		    print_colored(stdout, buf, len) < 0)
 			status = EXIT_FAIL;
-		if (f != stdout && status != EXIT_OK)
-			remove_partial_output(out);
+		free(buf);
+	} else if (diff_print(of.f, format, &before, &after, &r) < 0) {
+		/* on standard output reported by finish_stdout() */
+		if (of.f != stdout)
+			error("cannot write '%s': %s", out, strerror(errno ? errno : EIO));
+		output_abort(&of);
+		status = EXIT_FAIL;
+	} else if (output_commit(&of) < 0) {
+		status = EXIT_FAIL;
 	}
 	diff_result_release(&r);
 	run_summary_release(&before);

@@ -19,6 +19,28 @@ static const char dump_usage[] = "gpuscope dump [--type T[,T...]] [--absolute] R
 static const char dump_types[] = "process thread nvtx_range nvtx_mark name osrt cpu_sample api "
 				 "kernel memcpy memset sync memory device metric kmetric capture torch_mem oom";
 
+static const struct cli_opt dump_opts[] = {
+	{ "type", 't', 't', ARG_REQUIRED, "T[,T...]",
+	  "only events of these types (process thread nvtx_range nvtx_mark\nname osrt cpu_sample api "
+	  "kernel memcpy memset sync memory\ndevice metric capture)",
+	  "process thread nvtx_range nvtx_mark name osrt cpu_sample api kernel memcpy memset sync "
+	  "memory device metric capture", 0 },
+	{ "absolute", 'a', 'a', ARG_NONE, NULL, "absolute times (the clock's), not from the report's start",
+	  NULL, 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_dump = {
+	.name = "dump",
+	.synopsis = dump_usage,
+	.summary = "print a report's events, one per line",
+	.description = "Prints every event of a report, one per line, in time order after the "
+		       "processes, devices and threads (docs/dump-format.md).",
+	.opts = dump_opts,
+	.example = "gpuscope dump --type kernel,memcpy run.gpuscope | head",
+	.args = "<file>",
+};
+
 struct dump_ctx {
 	const struct model *m;
 	uint64_t base;
@@ -345,12 +367,6 @@ static int cmp_key(const void *pa, const void *pb)
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "type", required_argument, NULL, 't' },
-		{ "absolute", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static const unsigned order[] = {
 		TRACE_EV_PROCESS, TRACE_EV_DEVICE, TRACE_EV_NAME, TRACE_EV_THREAD,
 		TRACE_EV_CAPTURE, TRACE_EV_NVTX_RANGE, TRACE_EV_NVTX_MARK, TRACE_EV_OSRT,
@@ -362,15 +378,15 @@ int cmd_dump(int argc, char **argv)
 	int any_type = 0, absolute = 0, c;
 	struct model m;
 	struct dump_ctx d;
+	struct opt_iter it;
 	struct key *keys = NULL;
 	size_t nk = 0, ak = 0;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":t:ah", opts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_dump, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
 		case 't': {
-			char *list = xstrdup(optarg), *save = NULL, *tok;
+			char *list = xstrdup(it.arg), *save = NULL, *tok;
 			for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 				int ty = trace_event_type_by_name(tok);
 				if (ty < 0 || ty == TRACE_EV_STRING || ty == TRACE_EV_NVTX_END ||
@@ -387,8 +403,7 @@ int cmd_dump(int argc, char **argv)
 			break;
 		}
 		case 'a': absolute = 1; break;
-		case 'h': printf("usage: %s\n", dump_usage); return EXIT_OK;
-		default: return getopt_error(dump_usage, c, argv);
+		default: return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1)

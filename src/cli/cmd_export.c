@@ -7,7 +7,6 @@
 #include "../export/export.h"
 #include "../import/import.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,44 @@ static const char export_usage[] =
 	"gpuscope export REPORT [--format perfetto|chrome|sqlite|csv|json|html] [-o OUT] [--force]\n"
 	"                [--start T] [--end T | --duration T] [--nvtx RANGE] [--step RANGE]\n"
 	"                [--set rule.key=value ...] [--data-range PATTERN ...]";
+
+static const struct cli_opt export_opts[] = {
+	{ "format", 't', 't', ARG_REQUIRED, "FMT", "perfetto (default), chrome, sqlite, csv, json, html",
+	  "perfetto chrome sqlite csv json html", 0 },
+	{ "type", 0, 't', ARG_REQUIRED, "FMT", "nsys's name for --format", NULL, OPT_HIDDEN },
+	{ "output", 'o', 'o', ARG_REQUIRED, "OUT",
+	  "output file (csv: a prefix); '-' = stdout; default from REPORT", "<file>", 0 },
+	{ "force", 'f', 'f', ARG_BOOL, NULL, "overwrite an existing output file", NULL, 0 },
+	{ "force-overwrite", 0, 'f', ARG_BOOL, NULL, "nsys's name for --force", NULL, OPT_HIDDEN },
+	{ "no-progress", 0, 'P', ARG_NONE, NULL, "no progress line on a terminal", NULL, 0 },
+	{ "start", 0, 'S', ARG_REQUIRED, "T",
+	  "the findings' window starts T after the report's start (\"1.5s\", \"200ms\"; seconds when bare)",
+	  NULL, 0 },
+	{ "end", 0, 'E', ARG_REQUIRED, "T", "the findings' window ends T after the report's start", NULL, 0 },
+	{ "duration", 0, 'D', ARG_REQUIRED, "T", "the findings' window lasts T (instead of --end)", NULL, 0 },
+	{ "nvtx", 0, 'N', ARG_REQUIRED, "RANGE", "analyse the instances of this NVTX range", NULL, 0 },
+	{ "step", 0, 'T', ARG_REQUIRED, "RANGE", "the NVTX range that marks one step", NULL, 0 },
+	{ "set", 0, 'V', ARG_REQUIRED, "RULE.KEY=V", "a rule's threshold (gpuscope analyze --rules)", NULL,
+	  OPT_REPEAT },
+	{ "data-range", 0, 'R', ARG_REQUIRED, "PATTERN", "NVTX ranges (a shell pattern) that mark data loading",
+	  NULL, OPT_REPEAT },
+	{ NULL },
+};
+
+const struct cli_cmd cli_export = {
+	.name = "export",
+	.synopsis = export_usage,
+	.summary = "write Perfetto, Chrome, SQLite, CSV/JSON or HTML",
+	.description = "Writes a report as a Perfetto trace (ui.perfetto.dev), Chrome JSON, an "
+		       "nsys-like SQLite database, CSV or JSON tables, or one offline HTML page "
+		       "(docs/export.md).  The findings that sqlite, csv, json and html carry are "
+		       "analyze's with the same window and thresholds (--start, --end, --nvtx, --set ...).",
+	.opts = export_opts,
+	.example = "gpuscope export --format perfetto run.gpuscope\n"
+		   "gpuscope export --format html --start 2s --set launch-bound.min_gain=0.05 -o run.html run.gpuscope",
+	.args = "<file>",
+};
+
 
 /*
  * The analysis every format with findings shows (sqlite, csv, json, html),
@@ -61,23 +98,6 @@ static int export_window(struct export_analysis *a, const struct model *m)
 
 int cmd_export(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 't' },
-		{ "type", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "force-overwrite", no_argument, NULL, 'f' },
-		{ "no-progress", no_argument, NULL, 'P' },
-		{ "start", required_argument, NULL, 'S' },
-		{ "end", required_argument, NULL, 'E' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "nvtx", required_argument, NULL, 'N' },
-		{ "step", required_argument, NULL, 'T' },
-		{ "set", required_argument, NULL, 'V' },
-		{ "data-range", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct export_opts o = { .progress = 1 };
 	struct export_analysis a = { 0 };
 	struct analyze_result r;
@@ -88,48 +108,34 @@ int cmd_export(int argc, char **argv)
 	struct model m;
 	struct stat st;
 	int c, format, ret;
+	struct opt_iter it;
+	struct progress prog;
+	struct load_opts lo = { 0 };
 
-	optind = 0; /* a full reset: profile --report-html calls us after its own getopt */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:o:fh", longopts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_export, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 't': fmt_name = optarg; break;
-		case 'o': out = optarg; break;
-		case 'f': o.force = 1; break;
+		case 't': fmt_name = it.arg; break;
+		case 'o': out = it.arg; break;
+		case 'f': o.force = opt_bool(&it); break;
 		case 'P': o.progress = 0; break;
-		case 'S': a.start = optarg; break;
-		case 'E': a.end = optarg; break;
-		case 'D': a.duration = optarg; break;
-		case 'N': a.ao.nvtx = optarg; break;
-		case 'T': a.ao.step = optarg; break;
+		case 'S': a.start = it.arg; break;
+		case 'E': a.end = it.arg; break;
+		case 'D': a.duration = it.arg; break;
+		case 'N': a.ao.nvtx = it.arg; break;
+		case 'T': a.ao.step = it.arg; break;
 		case 'V':
 			a.set = xrealloc(a.set, (a.nset + 2) * sizeof(*a.set));
-			a.set[a.nset++] = optarg;
+			a.set[a.nset++] = it.arg;
 			a.set[a.nset] = NULL;
 			break;
 		case 'R':
 			a.ranges = xrealloc(a.ranges, (a.nranges + 2) * sizeof(*a.ranges));
-			a.ranges[a.nranges++] = optarg;
+			a.ranges[a.nranges++] = it.arg;
 			a.ranges[a.nranges] = NULL;
 			break;
-		case 'h':
-			printf("usage: %s\n\n"
-			       "  --format F   perfetto (default), chrome, sqlite, csv, json, html\n"
-			       "  -o OUT       output file (csv: a prefix); '-' = stdout; default from REPORT\n"
-			       "  --force      overwrite an existing output file\n"
-			       "  --no-progress  no progress line on a terminal\n"
-			       "  The findings (sqlite, csv, json, html) are analyze's with the same options:\n"
-			       "  --start T, --end T, --duration T  the analysed window, T from the report's start\n"
-			       "               (\"1.5s\", \"200ms\"; seconds by default)\n"
-			       "  --nvtx RANGE   analyse the instances of this NVTX range\n"
-			       "  --step RANGE   the NVTX range that marks one step\n"
-			       "  --set rule.key=value  a threshold (gpuscope analyze --rules)\n"
-			       "  --data-range PATTERN  NVTX ranges that mark data loading\n",
-			       export_usage);
-			ret = EXIT_OK;
-			goto out_opts;
 		default:
-			ret = getopt_error(export_usage, c, argv);
+			ret = c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 			goto out_opts;
 		}
 	}
@@ -170,7 +176,14 @@ int cmd_export(int argc, char **argv)
 		goto out_opts;
 	}
 	model_init(&m);
-	if (load_input(&m, argv[optind])) {
+	/* a progress line while a big report loads, then the writer's own */
+	progress_init(&prog, o.progress, "gpuscope export: reading", 0);
+	prog.unit = NULL;
+	lo.progress = progress_cb;
+	lo.progress_ctx = &prog;
+	ret = load_input_opts(&m, argv[optind], &lo);
+	progress_end(&prog);
+	if (ret) {
 		ret = EXIT_USAGE;
 		goto out_model;
 	}

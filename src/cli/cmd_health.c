@@ -15,19 +15,35 @@ static const char health_usage[] =
 	"gpuscope health [--format table|json] [-i GPU] [--replay FILE]\n"
 	"  exit status: 0 every check passed, 1 a warning, 3 a failure, 2 usage error or no GPU";
 
+static const struct cli_opt health_opts[] = {
+	{ "format", 0, 'f', ARG_REQUIRED, "FMT", "table (default) or json", "table json", 0 },
+	{ "gpu", 'i', 'i', ARG_REQUIRED, "GPU", "check only this GPU (an index)", NULL, 0 },
+	{ "replay", 0, 'r', ARG_REQUIRED, "FILE",
+	  "read recorded NVML readings instead of the GPUs (tests, offline demos)", "<file>", 0 },
+	{ "color", 0, 'C', ARG_OPTIONAL, "WHEN", "colour the verdicts: auto (default), always or never",
+	  "auto always never", 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_health = {
+	.name = "health",
+	.synopsis = health_usage,
+	.summary = "check GPUs for throttling, PCIe, ECC and driver problems",
+	.description = "Checks every GPU for throttling, a degraded PCIe link, ECC errors, retired "
+		       "pages and driver problems.  Exit status: 0 every check passed, 1 a warning, "
+		       "3 a failure, 2 usage error or no GPU.",
+	.opts = health_opts,
+	.example = "gpuscope health\ngpuscope health --format json -i 0",
+	.stop_at_arg = 1,
+};
+
 enum { HEALTH_EXIT_WARN = 1, HEALTH_EXIT_FAIL = 3 };
 
 int cmd_health(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "gpu", required_argument, NULL, 'i' },
-		{ "replay", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *replay = NULL, *gpu_arg = NULL;
 	int json = 0, c, ret = EXIT_OK;
+	struct opt_iter it;
 	long only = -1;
 	char why[256];
 	struct nvml *n;
@@ -36,25 +52,23 @@ int cmd_health(int argc, char **argv)
 	enum mon_verdict worst;
 	size_t counts[4] = { 0 };
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:h", opts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_health, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "json"))
+			if (!strcmp(it.arg, "json"))
 				json = 1;
-			else if (strcmp(optarg, "table"))
-				return usage_error(health_usage, "unknown format '%s': table or json", optarg);
+			else if (strcmp(it.arg, "table"))
+				return usage_error(health_usage, "unknown format '%s': table or json", it.arg);
 			break;
-		case 'i': gpu_arg = optarg; break;
-		case 'r': replay = optarg; break;
-		case 'h':
-			printf("usage: %s\n", health_usage);
-			return EXIT_OK;
-		case ':':
-			return usage_error(health_usage, "option '%s' needs a value", argv[optind - 1]);
+		case 'i': gpu_arg = it.arg; break;
+		case 'r': replay = it.arg; break;
+		case 'C':
+			if (color_set_mode(it.arg) < 0)
+				return usage_error(health_usage, NULL);
+			break;
 		default:
-			return usage_error(health_usage, "unknown option '%s'", argv[optind - 1]);
+			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
 	if (optind != argc)
@@ -133,8 +147,9 @@ int cmd_health(int argc, char **argv)
 				snprintf(gpu, sizeof(gpu), "-");
 			else
 				snprintf(gpu, sizeof(gpu), "%d", ck->gpu);
-			printf("%-4s %-14s %-6s %s\n", gpu, ck->name, mon_verdict_name(ck->verdict),
-			       ck->reason);
+			printf("%-4s %-14s %s%-6s%s %s\n", gpu, ck->name,
+			       color_for_word(stdout, mon_verdict_name(ck->verdict)),
+			       mon_verdict_name(ck->verdict), color(stdout, COLOR_RESET), ck->reason);
 		}
 		printf("health: %s (%zu pass, %zu warn, %zu fail, %zu skipped)\n",
 		       mon_verdict_name(worst), counts[MON_PASS], counts[MON_WARN], counts[MON_FAIL],

@@ -8,11 +8,27 @@
 
 #include <stdlib.h>
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 
 static const char info_usage[] = "gpuscope info [--format text|json] REPORT";
+
+static const struct cli_opt info_opts[] = {
+	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_info = {
+	.name = "info",
+	.synopsis = info_usage,
+	.summary = "what a report holds: processes, threads, counts, drops, warnings",
+	.description = "What a report (or a Kineto trace, or an nsys SQLite export) holds: its "
+		       "processes, threads and devices, the count of every kind of event, what was "
+		       "dropped, and the warnings the recording or the reader left.",
+	.opts = info_opts,
+	.example = "gpuscope info run.gpuscope\ngpuscope info --format json trace.json",
+	.args = "<file>",
+};
 
 struct count_row {
 	const char *name;
@@ -501,35 +517,30 @@ static void print_json(const struct model *m, const struct info_sink *is)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *format = "text";
+	struct opt_iter it;
 	struct model m;
 	struct info_sink *is = NULL;
-	int c, ret;
+	int c, ret, first;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":f:h", opts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_info, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'f': format = optarg; break;
-		case 'h': printf("usage: %s\n", info_usage); return EXIT_OK;
-		default: return getopt_error(info_usage, c, argv);
+		case 'f': format = it.arg; break;
+		default: return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
+	first = it.ind;
 	if (strcmp(format, "text") && strcmp(format, "json"))
 		return usage_error(info_usage, "unknown format '%s'", format);
-	if (optind != argc - 1)
-		return usage_error(info_usage, optind < argc ? "too many arguments" : "no report given");
+	if (first != argc - 1)
+		return usage_error(info_usage, first < argc ? "too many arguments" : "no report given");
 	model_init(&m);
-	if (trace_is_report(argv[optind]) == 1) {
+	if (trace_is_report(argv[first]) == 1) {
 		is = xmalloc(sizeof(*is));
-		ret = info_load_report(&m, argv[optind], is);
+		ret = info_load_report(&m, argv[first], is);
 	} else {
-		ret = load_input(&m, argv[optind]);
+		ret = load_input(&m, argv[first]);
 	}
 	if (ret < 0) {
 		free(is);

@@ -25,14 +25,50 @@ static const char monitor_usage[] =
 	"gpuscope monitor [-s GROUPS | --columns LIST] [-i GPU[,GPU]] [-c COUNT] [--interval MS]\n"
 	"                 [--format table|csv|json] [--log FILE] [--prometheus [ADDR:]PORT]\n"
 	"                 [--alert EXPR]... [--alert-hold N] [--on-alert CMD] [--record FILE]\n"
-	"                 [--replay FILE [--replay-loop]]\n"
-	"  -s GROUPS     column groups (default " MON_DEFAULT_GROUPS ", all " MON_ALL_GROUPS "):\n"
-	"                p power/temp, u utilisation, c clocks, m memory, e ECC/PCIe errors,\n"
-	"                t PCIe throughput, l PCIe link, x p-state/power limit/throttle reasons,\n"
-	"                g GPM (SM active/occupancy, tensor, DRAM, FP64/32/16), n NVLink\n"
-	"  -c COUNT      stop after COUNT intervals (default: until interrupted)\n"
-	"  --alert EXPR  METRIC OP VALUE[%] or throttle:REASON, e.g. 'temp>85', 'mem_used>95%'\n"
-	"  --replay FILE read recorded NVML readings instead of the GPUs (tests, offline demos)";
+	"                 [--replay FILE [--replay-loop]] [--force]";
+
+enum { O_INTERVAL = 256, O_FORMAT, O_LOG, O_PROM, O_ALERT, O_HOLD, O_ON_ALERT, O_RECORD,
+       O_REPLAY, O_LOOP, O_COLUMNS, O_FORCE };
+
+static const struct cli_opt monitor_opts[] = {
+	{ "select", 's', 's', ARG_REQUIRED, "GROUPS",
+	  "column groups (default " MON_DEFAULT_GROUPS ", all " MON_ALL_GROUPS "):\n"
+	  "p power/temp, u utilisation, c clocks, m memory, e ECC/PCIe errors,\n"
+	  "t PCIe throughput, l PCIe link, x p-state/power limit/throttle reasons,\n"
+	  "g GPM (SM active/occupancy, tensor, DRAM, FP64/32/16), n NVLink", NULL, 0 },
+	{ "columns", 0, O_COLUMNS, ARG_REQUIRED, "LIST", "the columns by name, instead of -s", NULL, 0 },
+	{ "count", 'c', 'c', ARG_REQUIRED, "COUNT", "stop after COUNT intervals (default: until interrupted)",
+	  NULL, 0 },
+	{ "gpu", 'i', 'i', ARG_REQUIRED, "GPU[,GPU]", "only these GPUs (indices)", NULL, 0 },
+	{ "interval", 0, O_INTERVAL, ARG_REQUIRED, "MS", "sampling interval (default 1000 ms)", NULL, 0 },
+	{ "format", 0, O_FORMAT, ARG_REQUIRED, "FMT", "table (default), csv or json", "table csv json", 0 },
+	{ "log", 0, O_LOG, ARG_REQUIRED, "FILE", "append the samples to FILE as well", "<file>", 0 },
+	{ "prometheus", 0, O_PROM, ARG_REQUIRED, "[ADDR:]PORT", "serve the metrics for Prometheus", NULL, 0 },
+	{ "alert", 0, O_ALERT, ARG_REQUIRED, "EXPR",
+	  "METRIC OP VALUE[%] or throttle:REASON, e.g. 'temp>85', 'mem_used>95%'", NULL, OPT_REPEAT },
+	{ "alert-hold", 0, O_HOLD, ARG_REQUIRED, "N", "an alert fires after N intervals in a row (default 1)",
+	  NULL, 0 },
+	{ "on-alert", 0, O_ON_ALERT, ARG_REQUIRED, "CMD", "run CMD (sh -c) when an alert fires", NULL, 0 },
+	{ "record", 0, O_RECORD, ARG_REQUIRED, "FILE", "record the raw NVML readings to FILE (for --replay)",
+	  "<file>", 0 },
+	{ "force", 0, O_FORCE, ARG_BOOL, NULL, "overwrite an existing --record FILE", NULL, 0 },
+	{ "replay", 0, O_REPLAY, ARG_REQUIRED, "FILE",
+	  "read recorded NVML readings instead of the GPUs (tests, offline demos)", "<file>", 0 },
+	{ "replay-loop", 0, O_LOOP, ARG_NONE, NULL, "with --replay: start again at the end", NULL, 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_monitor = {
+	.name = "monitor",
+	.synopsis = monitor_usage,
+	.summary = "live GPU metrics, Prometheus endpoint and alerts",
+	.description = "Live GPU metrics from NVML, one line per GPU per interval, with a "
+		       "Prometheus endpoint, alerts and a recorder of raw readings (docs/monitor.md).",
+	.opts = monitor_opts,
+	.example = "gpuscope monitor -s pucm --interval 500\n"
+		   "gpuscope monitor --alert 'temp>85' --on-alert 'logger hot GPU' --prometheus 9400",
+	.stop_at_arg = 1,
+};
 
 static volatile sig_atomic_t stop_flag;
 
@@ -314,85 +350,62 @@ out:
 
 int cmd_monitor(int argc, char **argv)
 {
-	enum { O_INTERVAL = 256, O_FORMAT, O_LOG, O_PROM, O_ALERT, O_HOLD, O_ON_ALERT, O_RECORD,
-	       O_REPLAY, O_LOOP, O_COLUMNS };
-	static const struct option opts[] = {
-		{ "columns", required_argument, NULL, O_COLUMNS },
-		{ "count", required_argument, NULL, 'c' },
-		{ "gpu", required_argument, NULL, 'i' },
-		{ "interval", required_argument, NULL, O_INTERVAL },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "log", required_argument, NULL, O_LOG },
-		{ "prometheus", required_argument, NULL, O_PROM },
-		{ "alert", required_argument, NULL, O_ALERT },
-		{ "alert-hold", required_argument, NULL, O_HOLD },
-		{ "on-alert", required_argument, NULL, O_ON_ALERT },
-		{ "record", required_argument, NULL, O_RECORD },
-		{ "replay", required_argument, NULL, O_REPLAY },
-		{ "replay-loop", no_argument, NULL, O_LOOP },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct mon_opts o;
 	struct sigaction sa;
-	int c, ret;
+	int c, ret, force = 0;
+	struct opt_iter it;
 
 	memset(&o, 0, sizeof(o));
 	o.interval_ms = 1000;
 	o.hold = 1;
-	optind = 1;
-	opterr = 0;
+	opt_iter_init(&it, &cli_monitor, argc, argv);
 #define BAIL(x) do { free(o.alerts); return (x); } while (0)
-	while ((c = getopt_long(argc, argv, "+:s:c:i:h", opts, NULL)) != -1) {
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 's': o.groups = optarg; break;
-		case O_COLUMNS: o.names = optarg; break;
+		case 's': o.groups = it.arg; break;
+		case O_COLUMNS: o.names = it.arg; break;
 		case 'c':
-			if (parse_ulong(optarg, "count", &o.count))
+			if (parse_ulong(it.arg, "count", &o.count))
 				BAIL(EXIT_USAGE);
 			break;
-		case 'i': o.gpus = optarg; break;
+		case 'i': o.gpus = it.arg; break;
 		case O_INTERVAL:
-			if (parse_ulong(optarg, "interval", &o.interval_ms))
+			if (parse_ulong(it.arg, "interval", &o.interval_ms))
 				BAIL(EXIT_USAGE);
 			if (o.interval_ms < 10 || o.interval_ms > 3600000)
 				BAIL(usage_error(monitor_usage, "interval %lu ms is outside 10..3600000",
 						   o.interval_ms));
 			break;
 		case O_FORMAT:
-			if (!strcmp(optarg, "table"))
+			if (!strcmp(it.arg, "table"))
 				o.format = MON_TABLE;
-			else if (!strcmp(optarg, "csv"))
+			else if (!strcmp(it.arg, "csv"))
 				o.format = MON_CSV;
-			else if (!strcmp(optarg, "json"))
+			else if (!strcmp(it.arg, "json"))
 				o.format = MON_JSON;
 			else
 				BAIL(usage_error(monitor_usage, "unknown format '%s': table, csv or json",
-						   optarg));
+						   it.arg));
 			break;
-		case O_LOG: o.log = optarg; break;
-		case O_PROM: o.prom = optarg; break;
+		case O_LOG: o.log = it.arg; break;
+		case O_PROM: o.prom = it.arg; break;
 		case O_ALERT:
 			ALLOC_GROW(o.alerts, o.nalerts + 1, o.alerts_alloc);
-			o.alerts[o.nalerts++] = optarg;
+			o.alerts[o.nalerts++] = it.arg;
 			break;
 		case O_HOLD:
-			if (parse_ulong(optarg, "alert-hold", &o.hold))
+			if (parse_ulong(it.arg, "alert-hold", &o.hold))
 				BAIL(EXIT_USAGE);
 			if (o.hold < 1 || o.hold > 1000)
 				BAIL(usage_error(monitor_usage, "alert-hold %lu is outside 1..1000", o.hold));
 			break;
-		case O_ON_ALERT: o.on_alert = optarg; break;
-		case O_RECORD: o.record = optarg; break;
-		case O_REPLAY: o.replay = optarg; break;
+		case O_ON_ALERT: o.on_alert = it.arg; break;
+		case O_RECORD: o.record = it.arg; break;
+		case O_REPLAY: o.replay = it.arg; break;
 		case O_LOOP: o.loop = 1; break;
-		case 'h':
-			printf("usage: %s\n", monitor_usage);
-			BAIL(EXIT_OK);
-		case ':':
-			BAIL(usage_error(monitor_usage, "option '%s' needs a value", argv[optind - 1]));
+		case O_FORCE: force = opt_bool(&it); break;
 		default:
-			BAIL(usage_error(monitor_usage, "unknown option '%s'", argv[optind - 1]));
+			BAIL(c == OPT_HELP ? EXIT_OK : EXIT_USAGE);
 		}
 	}
 	if (optind != argc) {
@@ -401,6 +414,15 @@ int cmd_monitor(int argc, char **argv)
 	if (o.on_alert && !o.nalerts) {
 		BAIL(usage_error(monitor_usage, "--on-alert needs at least one --alert"));
 	}
+	/*
+	 * The recorder (nvml_record) opens the file itself: refuse an existing
+	 * file or link unless --force, and with --force remove it first, so
+	 * the recording is a new file and never written through a link.
+	 */
+	if (o.record && output_check(o.record, force) < 0)
+		BAIL(EXIT_USAGE);
+	if (o.record && force && unlink(o.record) < 0 && errno != ENOENT)
+		BAIL(usage_error(monitor_usage, "cannot replace '%s': %s", o.record, strerror(errno)));
 #undef BAIL
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;

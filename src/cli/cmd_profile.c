@@ -10,6 +10,7 @@
  */
 #include "commands.h"
 #include "../nvml/sampler.h"
+#include "../import/import.h"
 #include "../trace/trace.h"
 #include "../util/util.h"
 
@@ -31,14 +32,80 @@
 #include <unistd.h>
 
 static const char profile_usage[] =
-	"gpuscope profile [-o NAME] [--force] [--trace=cuda,nvtx,osrt] [--osrt-threshold DUR]\n"
-	"                        [--cpu-sample-hz N] [--capture-range=nvtx:NAME[@DOMAIN]|cudaProfilerApi]\n"
-	"                        [--capture-range-end=stop|repeat] [--delay S] [--duration S]\n"
-	"                        [--gpu-metrics[=HZ]|--no-gpu-metrics] [--cuda-trace-all-apis]\n"
-	"                        [--kernel-metrics[=basic|tensor|memory|full]] [--kernel-filter REGEX]\n"
-	"                        [--kernel-count N] [--pm-sampling[=US]] [--stats] [--analyze] [--report-html]\n"
-	"                        [--torch-memory-history]\n"
-	"                        -- PROGRAM ARGS...";
+	"gpuscope profile [options] [--] PROGRAM ARGS...";
+
+enum {
+	OPT_FORCE = 'f', OPT_OUTPUT = 'o', OPT_TRACE = 't', OPT_CAPTURE = 'c', OPT_DELAY = 'y',
+	OPT_DURATION = 'd', OPT_NVTX_CAPTURE = 'p',
+	OPT_OSRT_THRESHOLD = 256, OPT_CPU_HZ, OPT_CAPTURE_END, OPT_GPU_METRICS, OPT_NO_GPU_METRICS,
+	OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML, OPT_KMETRICS, OPT_KFILTER, OPT_KCOUNT,
+	OPT_PM, OPT_TORCH_HISTORY,
+};
+
+/* The nsys spellings (-t, -c, -p, -y, -d, -f true, --stats=true) are docs/nsys-options.md's. */
+static const struct cli_opt profile_opts[] = {
+	{ "output", 'o', OPT_OUTPUT, ARG_REQUIRED, "NAME",
+	  "the report NAME.gpuscope (default: the first free reportN);\n"
+	  "%p pid, %h host name, %q{VAR} an environment variable,\n%n the first free number, %% a %",
+	  "<file>", 0 },
+	{ "force", 'f', OPT_FORCE, ARG_BOOL, NULL, "overwrite an existing report", NULL, 0 },
+	{ "force-overwrite", 0, OPT_FORCE, ARG_BOOL, NULL, "nsys's name for --force", NULL, OPT_HIDDEN },
+	{ "trace", 't', OPT_TRACE, ARG_REQUIRED, "LIST",
+	  "what to trace: cuda,nvtx,osrt (default all three), or none", "cuda nvtx osrt none", 0 },
+	{ "osrt-threshold", 0, OPT_OSRT_THRESHOLD, ARG_REQUIRED, "DUR",
+	  "record OS runtime calls that last DUR or longer (default 1us)", NULL, 0 },
+	{ "cpu-sample-hz", 0, OPT_CPU_HZ, ARG_REQUIRED, "N",
+	  "CPU samples per second per thread, 0 for none (default 100)", NULL, 0 },
+	{ "sampling-frequency", 0, OPT_CPU_HZ, ARG_REQUIRED, "N", "nsys's name for --cpu-sample-hz", NULL,
+	  OPT_HIDDEN },
+	{ "capture-range", 'c', OPT_CAPTURE, ARG_REQUIRED, "RANGE",
+	  "record only inside nvtx:NAME[@DOMAIN] or cudaProfilerApi\n"
+	  "(start/stop); nvtx alone takes the range from -p", "cudaProfilerApi nvtx", 0 },
+	{ "nvtx-capture", 'p', OPT_NVTX_CAPTURE, ARG_REQUIRED, "NAME[@DOMAIN]",
+	  "the NVTX range of --capture-range=nvtx", NULL, 0 },
+	{ "capture-range-end", 0, OPT_CAPTURE_END, ARG_REQUIRED, "WHEN",
+	  "stop (default: at the range's first end) or repeat", "stop repeat", 0 },
+	{ "delay", 'y', OPT_DELAY, ARG_REQUIRED, "S", "start recording S seconds after the start", NULL, 0 },
+	{ "duration", 'd', OPT_DURATION, ARG_REQUIRED, "S", "stop recording after S seconds", NULL, 0 },
+	{ "gpu-metrics", 0, OPT_GPU_METRICS, ARG_OPTIONAL, "HZ",
+	  "sample GPU metrics (NVML) HZ times a second (default on, 10)", NULL, 0 },
+	{ "no-gpu-metrics", 0, OPT_NO_GPU_METRICS, ARG_NONE, NULL, "no GPU metric samples", NULL, 0 },
+	{ "cuda-trace-all-apis", 0, OPT_CUDA_ALL, ARG_NONE, NULL,
+	  "trace every CUDA API call, not only those that matter", NULL, 0 },
+	{ "kernel-metrics", 0, OPT_KMETRICS, ARG_OPTIONAL, "SET",
+	  "hardware counters of kernels: basic (default), tensor, memory, full",
+	  "basic tensor memory full", 0 },
+	{ "kernel-filter", 0, OPT_KFILTER, ARG_REQUIRED, "REGEX",
+	  "profile only kernels whose name matches REGEX (implies --kernel-metrics)", NULL, 0 },
+	{ "kernel-count", 0, OPT_KCOUNT, ARG_REQUIRED, "N",
+	  "profile N instances of each kernel (default 1; implies --kernel-metrics)", NULL, 0 },
+	{ "pm-sampling", 0, OPT_PM, ARG_OPTIONAL, "US",
+	  "sample GPU hardware counters every US microseconds (default 1000, 100 or more;\n"
+	  "CUPTI PM sampling, docs/cuda.md); not with --kernel-metrics", NULL, 0 },
+	{ "torch-memory-history", 0, OPT_TORCH_HISTORY, ARG_NONE, NULL,
+	  "record PyTorch's allocation history, so an out-of-memory names the largest\n"
+	  "allocations with their stacks (docs/memory.md)", NULL, 0 },
+	{ "stats", 0, OPT_STATS, ARG_BOOL, NULL, "print `gpuscope stats` of the report afterwards", NULL, 0 },
+	{ "analyze", 0, OPT_ANALYZE, ARG_NONE, NULL, "print `gpuscope analyze` of the report afterwards",
+	  NULL, 0 },
+	{ "report-html", 0, OPT_HTML, ARG_NONE, NULL, "write the report's HTML page afterwards", NULL, 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_profile = {
+	.name = "profile",
+	.synopsis = profile_usage,
+	.summary = "run a program and record its CPU threads and GPUs",
+	.description = "Runs PROGRAM with the collector injected and records its CPU threads (NVTX, "
+		       "OS runtime calls, CPU samples) and GPUs (CUDA API, kernels, copies, GPU "
+		       "metrics) into one report (docs/collector.md).  The exit status is the "
+		       "program's.  A report is never overwritten without --force.",
+	.opts = profile_opts,
+	.example = "gpuscope profile -o run --analyze -- python train.py\n"
+		   "gpuscope profile -t cuda,nvtx -c nvtx -p train_step -o rank%q{RANK} ./app",
+	.stop_at_arg = 1,
+	.args = "<file>",
+};
 
 /*
  * --kernel-count default: one instance of each matching kernel.  Kernel
@@ -123,16 +190,92 @@ static int check_capture(const char *s)
 	return -1;
 }
 
-/* NAME -> NAME.gpuscope; none -> the first free reportN.gpuscope. */
+/*
+ * nsys's patterns in an output name: %p this process's id (each rank of a
+ * Slurm or MPI launch runs its own profile, so its own id), %h the host
+ * name, %q{VAR} the environment variable VAR (empty when unset), %% a '%';
+ * %n is the smallest positive number for which the name is free, put in by
+ * the caller (@n).  NULL after an error.
+ */
+static char *expand_name(const char *name, unsigned n, int *has_n)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (const char *p = name; *p; p++) {
+		if (*p != '%') {
+			strbuf_addch(&sb, *p);
+			continue;
+		}
+		switch (*++p) {
+		case '%': strbuf_addch(&sb, '%'); break;
+		case 'p': strbuf_addf(&sb, "%ld", (long)getpid()); break;
+		case 'h': {
+			char host[256];
+			if (gethostname(host, sizeof(host)) < 0)
+				snprintf(host, sizeof(host), "unknown");
+			host[sizeof(host) - 1] = '\0';
+			strbuf_addstr(&sb, host);
+			break;
+		}
+		case 'n':
+			*has_n = 1;
+			strbuf_addf(&sb, "%u", n);
+			break;
+		case 'q': {
+			const char *end = p[1] == '{' ? strchr(p, '}') : NULL;
+			char *var;
+			const char *val;
+			if (!end) {
+				error("bad output name '%s': %%q needs {VAR}", name);
+				strbuf_release(&sb);
+				return NULL;
+			}
+			var = xstrndup(p + 2, (size_t)(end - p - 2));
+			val = getenv(var);
+			strbuf_addstr(&sb, val ? val : "");
+			free(var);
+			p = end;
+			break;
+		}
+		default:
+			error("bad output name '%s': unknown pattern '%%%c' (%%p, %%h, %%q{VAR}, %%n, %%%%)",
+			      name, *p ? *p : ' ');
+			strbuf_release(&sb);
+			return NULL;
+		}
+		if (!*p)
+			break;
+	}
+	return sb.buf ? sb.buf : xstrdup("");
+}
+
+static char *with_ext(char *name)
+{
+	size_t n = strlen(name), e = strlen(TRACE_FILE_EXT);
+	char *p;
+
+	if (n > e && !strcmp(name + n - e, TRACE_FILE_EXT))
+		return name;
+	p = xstrfmt("%s%s", name, TRACE_FILE_EXT);
+	free(name);
+	return p;
+}
+
+/* NAME -> NAME.gpuscope (patterns expanded); none -> the first free reportN.gpuscope. */
 static char *output_path(const char *name)
 {
-	size_t n, e = strlen(TRACE_FILE_EXT);
-
 	if (name) {
-		n = strlen(name);
-		if (n > e && !strcmp(name + n - e, TRACE_FILE_EXT))
-			return xstrdup(name);
-		return xstrfmt("%s%s", name, TRACE_FILE_EXT);
+		int has_n = 0;
+		char *p = expand_name(name, 1, &has_n);
+		if (!p || !has_n)
+			return p ? with_ext(p) : NULL;
+		free(p);
+		for (unsigned i = 1;; i++) {
+			p = with_ext(expand_name(name, i, &has_n));
+			if (access(p, F_OK) < 0 && errno == ENOENT)
+				return p;
+			free(p);
+		}
 	}
 	for (unsigned i = 1;; i++) {
 		char *p = xstrfmt("report%u%s", i, TRACE_FILE_EXT);
@@ -148,12 +291,17 @@ static int check_output(const char *path, int force)
 	int ret = 0;
 	struct stat st;
 
-	if (stat(path, &st) == 0) {
+	/*
+	 * lstat(): a symbolic link, even a dangling one, is there; with --force
+	 * the new report is renamed over it (the link is replaced, never
+	 * written through).
+	 */
+	if (lstat(path, &st) == 0) {
 		if (!force)
 			ret = error("report '%s' already exists (use --force to overwrite)", path);
 		else if (S_ISDIR(st.st_mode))
 			ret = error("cannot write '%s': it is a directory", path);
-		else if (access(path, W_OK) < 0)
+		else if (S_ISREG(st.st_mode) && access(path, W_OK) < 0)
 			ret = error("cannot write '%s': %s", path, strerror(errno));
 	} else if (errno != ENOENT) {
 		ret = error("cannot write '%s': %s", path, strerror(errno));
@@ -164,7 +312,31 @@ static int check_output(const char *path, int force)
 	return ret;
 }
 
-/* The collector library: $GPUSCOPE_COLLECTOR, or next to this binary, or ../lib. */
+#ifndef GS_COLLECTOR_REL
+#define GS_COLLECTOR_REL "../lib/gpuscope"
+#endif
+#ifndef GS_COLLECTOR_DIR
+#define GS_COLLECTOR_DIR "/usr/local/lib/gpuscope"
+#endif
+
+/* @dir/@sub/libgpuscope-collect.so when readable (a full path), else NULL */
+static char *collector_in(const char *dir, const char *sub)
+{
+	char *p = xstrfmt("%s%s%s/libgpuscope-collect.so", dir, sub ? "/" : "", sub ? sub : "");
+	char *r = NULL;
+
+	if (access(p, R_OK) == 0)
+		r = realpath(p, NULL);
+	free(p);
+	return r;
+}
+
+/*
+ * The collector library: $GPUSCOPE_COLLECTOR; else next to this binary (a
+ * build tree); else where an install puts it, relative to this binary
+ * (BINDIR/../lib/gpuscope, so any prefix or a moved tree works), then
+ * ../lib; else the configured install directory (cmake/install.cmake).
+ */
 static char *find_collector(void)
 {
 	const char *env = getenv("GPUSCOPE_COLLECTOR");
@@ -185,19 +357,11 @@ static char *find_collector(void)
 	}
 	exe[n] = 0;
 	dir = dirname(exe);
-	p = xstrfmt("%s/libgpuscope-collect.so", dir);
-	if (access(p, R_OK) == 0)
+	if ((p = collector_in(dir, NULL)) || (p = collector_in(dir, GS_COLLECTOR_REL)) ||
+	    (p = collector_in(dir, "../lib")) || (p = collector_in(GS_COLLECTOR_DIR, NULL)))
 		return p;
-	free(p);
-	p = xstrfmt("%s/../lib/libgpuscope-collect.so", dir);
-	if (access(p, R_OK) == 0) {
-		char *r = realpath(p, NULL);
-		free(p);
-		return r;
-	}
-	free(p);
-	error("collector library 'libgpuscope-collect.so' not found next to '%s' (set GPUSCOPE_COLLECTOR)",
-	      exe);
+	error("collector library 'libgpuscope-collect.so' not found next to '%s', in '%s/%s' or in "
+	      "'%s' (set GPUSCOPE_COLLECTOR)", exe, dir, GS_COLLECTOR_REL, GS_COLLECTOR_DIR);
 	return NULL;
 }
 
@@ -483,39 +647,98 @@ static char **list_parts(const char *dir, size_t *n)
 }
 
 /* Count events (as `info` does), processes, kernels and kernel counters of a report, streaming. */
-static int count_report(const char *path, uint64_t *events, uint64_t *procs, uint64_t *kernels,
-			uint64_t *kmetrics)
-{
-	struct trace_reader r;
-	struct trace_chunk c;
-	unsigned char scratch[512];
-	int k;
+struct report_counts {
+	uint64_t events, procs, kernels, kmetrics;
+	int capture_started;      /* a capture range's start edge was recorded */
+	char *nvtx_seen;          /* NVTX range names in the report, "a, b" (owned), or NULL */
+};
 
-	*events = *procs = *kernels = *kmetrics = 0;
-	if (trace_reader_open(&r, path) < 0)
+static void count_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
+{
+	struct report_counts *rc = ctx;
+
+	if (type == TRACE_EV_KERNEL)
+		rc->kernels++;
+}
+
+/*
+ * What the report holds, read through every command's loader
+ * (load_input_opts) with its streaming path: the bulk rows are counted as
+ * they pass and never stored, so this costs little memory on a big report;
+ * processes, capture edges and NVTX ranges are kept for the capture check.
+ */
+static int count_report(const char *path, struct report_counts *rc)
+{
+	struct model_sink sink = { 0 };
+	struct load_opts lo = { 0 };
+	struct model m;
+	struct strbuf seen = STRBUF_INIT;
+	size_t nseen = 0;
+
+	memset(rc, 0, sizeof(*rc));
+	sink.types = (1u << TRACE_EV_OSRT) | (1u << TRACE_EV_CPU_SAMPLE) | (1u << TRACE_EV_API) |
+		     (1u << TRACE_EV_KERNEL) | (1u << TRACE_EV_MEMCPY) | (1u << TRACE_EV_MEMSET) |
+		     (1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) | (1u << TRACE_EV_METRIC);
+	sink.ctx = rc;
+	sink.row = count_row;
+	lo.sink = &sink;
+	model_init(&m);
+	if (load_input_opts(&m, path, &lo) < 0) {
+		model_release(&m);
 		return -1;
-	while ((k = trace_reader_next(&r, &c)) > 0) {
-		size_t pos = 0;
-		unsigned type;
-		const void *rec;
-		size_t size;
-		if (c.hdr.type != TRACE_CHUNK_EVENTS)
+	}
+	rc->events = m.events;
+	rc->procs = m.procs.n;
+	rc->kmetrics = m.kmetrics.n;
+	for (size_t i = 0; i < m.captures.n; i++)
+		if (m.captures.v[i].what == TRACE_CAPTURE_START)
+			rc->capture_started = 1;
+	/* up to 10 distinct names, which is enough to spot a misspelt range */
+	for (size_t i = 0; i < m.nvtx.n && nseen < 10; i++) {
+		const char *name = strtab_get(&m.str, m.nvtx.v[i].name_id);
+		size_t j;
+		for (j = 0; j < i; j++)
+			if (m.nvtx.v[j].name_id == m.nvtx.v[i].name_id)
+				break;
+		if (j < i || !*name)
 			continue;
-		while (trace_entry_next(c.data, c.len, &pos, &type, &rec, &size, scratch,
-					sizeof(scratch)) > 0) {
-			if (type == TRACE_EV_PROCESS)
-				(*procs)++;
-			if (type == TRACE_EV_KERNEL)
-				(*kernels)++;
-			if (type == TRACE_EV_KMETRIC)
-				(*kmetrics)++;
-			if (type != TRACE_EV_STRING && type != TRACE_EV_DROPS &&
-			    type != TRACE_EV_WARNING && type < TRACE_EV__COUNT)
-				(*events)++;
+		strbuf_addf(&seen, "%s'%s'", nseen++ ? ", " : "", name);
+	}
+	rc->nvtx_seen = seen.buf;
+	model_release(&m);
+	return 0;
+}
+
+/*
+ * Add the warning @msg to the report @out: a small part holding it, merged
+ * with the report into a new file that then replaces it.  0 or -1.
+ */
+static int add_report_warning(const char *out, const char *tmpdir, const char *msg)
+{
+	char *part = xstrfmt("%s/warning%s", tmpdir, TRACE_FILE_EXT);
+	char *dest = xstrfmt("%s.%ld.tmp", out, (long)getpid());
+	const char *inputs[2] = { out, part };
+	struct trace_builder b;
+	struct trace_warning w = { 0 };
+	int ret = -1;
+
+	if (trace_builder_open(&b, part, 1, 0) == 0) {
+		w.time = now_mono_ns();
+		w.pid = (uint32_t)getpid();
+		w.message_id = trace_builder_str(&b, msg);
+		trace_builder_add(&b, TRACE_EV_WARNING, &w, sizeof(w));
+		if (trace_builder_close(&b, 0) == 0 && trace_merge(dest, inputs, 2, 1) == 0) {
+			ret = rename(dest, out);
+			if (ret < 0) {
+				error("cannot replace '%s': %s", out, strerror(errno));
+				unlink(dest);
+			}
 		}
 	}
-	trace_reader_close(&r);
-	return k < 0 ? -1 : 0;
+	unlink(part);
+	free(part);
+	free(dest);
+	return ret;
 }
 
 static void remove_dir(const char *dir, char **parts, size_t n)
@@ -543,51 +766,23 @@ static void remove_dir(const char *dir, char **parts, size_t n)
 
 static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 {
-	enum {
-		OPT_FORCE = 256, OPT_TRACE, OPT_OSRT_THRESHOLD, OPT_CPU_HZ, OPT_CAPTURE,
-		OPT_CAPTURE_END, OPT_DELAY, OPT_DURATION, OPT_GPU_METRICS, OPT_NO_GPU_METRICS,
-		OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML, OPT_KMETRICS, OPT_KFILTER, OPT_KCOUNT,
-		OPT_PM,
-		OPT_TORCH_HISTORY,
-	};
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "trace", required_argument, NULL, OPT_TRACE },
-		{ "osrt-threshold", required_argument, NULL, OPT_OSRT_THRESHOLD },
-		{ "cpu-sample-hz", required_argument, NULL, OPT_CPU_HZ },
-		{ "capture-range", required_argument, NULL, OPT_CAPTURE },
-		{ "capture-range-end", required_argument, NULL, OPT_CAPTURE_END },
-		{ "delay", required_argument, NULL, OPT_DELAY },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "gpu-metrics", optional_argument, NULL, OPT_GPU_METRICS },
-		{ "no-gpu-metrics", no_argument, NULL, OPT_NO_GPU_METRICS },
-		{ "cuda-trace-all-apis", no_argument, NULL, OPT_CUDA_ALL },
-		{ "kernel-metrics", optional_argument, NULL, OPT_KMETRICS },
-		{ "kernel-filter", required_argument, NULL, OPT_KFILTER },
-		{ "kernel-count", required_argument, NULL, OPT_KCOUNT },
-		{ "pm-sampling", optional_argument, NULL, OPT_PM },
-		{ "stats", no_argument, NULL, OPT_STATS },
-		{ "analyze", no_argument, NULL, OPT_ANALYZE },
-		{ "report-html", no_argument, NULL, OPT_HTML },
-		{ "torch-memory-history", no_argument, NULL, OPT_TORCH_HISTORY },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	/* "nvtx:" and -p's range; static, so reachable until exit (profile runs once) */
+	static char *nvtx_range;
+	const char *nvtx_capture = NULL;
+	struct opt_iter it;
 	int c;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:o:fh", opts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_profile, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
+		const char *optarg = it.arg;
 		switch (c) {
-		case 'o':
+		case OPT_OUTPUT:
 			if (!*optarg)
 				return usage_error(profile_usage, "-o needs a name");
 			o->output = optarg;
 			break;
-		case 'f':
 		case OPT_FORCE:
-			o->force = 1;
+			o->force = opt_bool(&it);
 			break;
 		case OPT_TRACE:
 			if (parse_trace(optarg, &o->trace) < 0)
@@ -602,7 +797,17 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 			if (parse_u32(optarg, 10000, &o->cpu_hz) < 0)
 				return usage_error(profile_usage, "bad --cpu-sample-hz '%s' (0 to 10000)", optarg);
 			break;
+		case OPT_NVTX_CAPTURE:
+			if (!*optarg || *optarg == '@')
+				return usage_error(profile_usage, "bad -p '%s' (NAME[@DOMAIN])", optarg);
+			nvtx_capture = optarg;
+			break;
 		case OPT_CAPTURE:
+			if (!strcmp(optarg, "nvtx") || !strcmp(optarg, "none")) {
+				/* nsys's -c nvtx -p NAME; "none" is nsys's default */
+				o->capture = !strcmp(optarg, "nvtx") ? "nvtx" : NULL;
+				break;
+			}
 			if (check_capture(optarg) < 0)
 				return usage_error(profile_usage,
 						   "bad --capture-range '%s' (nvtx:NAME[@DOMAIN] or cudaProfilerApi)",
@@ -665,8 +870,11 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 				return usage_error(profile_usage, "bad --pm-sampling interval '%s' (microseconds, 100 or more)",
 						   optarg);
 			break;
+		case OPT_TORCH_HISTORY:
+			o->torch_history = 1;
+			break;
 		case OPT_STATS:
-			o->stats = 1;
+			o->stats = opt_bool(&it);
 			break;
 		case OPT_ANALYZE:
 			o->analyze = 1;
@@ -674,15 +882,22 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		case OPT_HTML:
 			o->html = 1;
 			break;
-		case OPT_TORCH_HISTORY:
-			o->torch_history = 1;
-			break;
-		case 'h':
-			printf("usage: %s\n", profile_usage);
+		case OPT_HELP:
 			return -1;
 		default:
-			return getopt_error(profile_usage, c, argv);
+			return EXIT_USAGE;
 		}
+	}
+	if (nvtx_capture && (!o->capture || !strcmp(o->capture, "nvtx"))) {
+		free(nvtx_range);
+		nvtx_range = xstrfmt("nvtx:%s", nvtx_capture);
+		o->capture = nvtx_range;
+	} else if (nvtx_capture) {
+		return usage_error(profile_usage, "-p '%s' needs --capture-range=nvtx, not '%s'",
+				   nvtx_capture, o->capture);
+	} else if (o->capture && !strcmp(o->capture, "nvtx")) {
+		return usage_error(profile_usage, "--capture-range=nvtx needs a range: -p NAME[@DOMAIN] "
+				   "or --capture-range=nvtx:NAME");
 	}
 	if ((o->kernel_filter || o->kernel_count) && !o->kernel_metrics)
 		o->kernel_metrics = "basic";   /* --kernel-filter/--kernel-count imply --kernel-metrics */
@@ -695,9 +910,9 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 	if (o->pm_us && o->kernel_metrics)
 		return usage_error(profile_usage, "--pm-sampling and --kernel-metrics cannot share the GPU's counters: "
 				   "use one per run");
-	if (optind >= argc)
+	if (it.ind >= argc)
 		return usage_error(profile_usage, "no program to profile");
-	*first = optind;
+	*first = it.ind;
 	return 0;
 }
 
@@ -709,7 +924,7 @@ int cmd_profile(int argc, char **argv)
 	struct nvml_sampler *sampler = NULL;
 	struct sigaction sa, old[4];
 	static const int fwd[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	uint64_t events = 0, procs = 0, kernels = 0, kmetrics = 0;
+	struct report_counts rc = { 0 };
 	size_t nparts;
 	int first = 0, status, ret;
 	pid_t pid;
@@ -724,6 +939,8 @@ int cmd_profile(int argc, char **argv)
 		return ret < 0 ? EXIT_OK : ret;
 
 	out = output_path(o.output);
+	if (!out)
+		return EXIT_USAGE;
 	if (check_output(out, o.force) < 0) {
 		free(out);
 		return EXIT_USAGE;
@@ -807,7 +1024,7 @@ int cmd_profile(int argc, char **argv)
 		}
 		free(dest);
 		if (ret == 0)
-			ret = count_report(out, &events, &procs, &kernels, &kmetrics);
+			ret = count_report(out, &rc);
 	}
 	if (ret > 0) {
 		/* nothing recorded: said above */
@@ -816,27 +1033,52 @@ int cmd_profile(int argc, char **argv)
 		if (!status)
 			status = EXIT_FAIL;
 	} else {
+		int step = EXIT_OK;
+		char *capture_msg = NULL;
+		/*
+		 * A capture range that never started leaves an empty report: say
+		 * so at the end, and in the report (info, stats and analyze show
+		 * its warnings), with the NVTX ranges the report does hold.
+		 */
+		if (o.capture && !strncmp(o.capture, "nvtx:", 5) && !rc.capture_started) {
+			capture_msg = xstrfmt("--capture-range=%s: the range never started, so nothing "
+					      "inside it was recorded (NVTX ranges in the report: %s)",
+					      o.capture, rc.nvtx_seen ? rc.nvtx_seen : "none");
+			if (add_report_warning(out, tmp, capture_msg) < 0)
+				warning("the report '%s' does not hold the warning below", out);
+		}
 		remove_dir(tmp, parts, nparts);
 		fprintf(stderr, "gpuscope: wrote '%s' (%" PRIu64 " events, %" PRIu64 " processes)\n", out,
-			events, procs);
-		if (o.kernel_metrics && !kmetrics)
+			rc.events, rc.procs);
+		if (capture_msg)
+			warning("%s", capture_msg);
+		free(capture_msg);
+		if (o.kernel_metrics && !rc.kmetrics)
 			fprintf(stderr, "gpuscope: no kernel metrics: %s\n",
-				!kernels ? "no CUDA kernel was recorded (no GPU, no driver, or no kernel launched)"
-					 : "no kernel was profiled (see `gpuscope info` for why)");
+				!rc.kernels ? "no CUDA kernel was recorded (no GPU, no driver, or no kernel launched)"
+					    : "no kernel was profiled (see `gpuscope info` for why)");
 		fflush(stdout);
-		if (o.stats)
-			cmd_stats(2, (char *[]){ "stats", out, NULL });
-		if (o.analyze)
-			cmd_analyze(2, (char *[]){ "analyze", out, NULL });
 		/*
-		 * The page beside the report: with --force it replaces an older
-		 * page as the report was replaced, and a failed page fails the run.
+		 * The steps after the run: the first failure is the exit status
+		 * when the program itself succeeded; the HTML page follows --force
+		 * as the report does.
 		 */
-		if (o.html && cmd_export(o.force ? 5 : 4, (char *[]){ "export", out, "--format", "html",
-								      o.force ? "--force" : NULL, NULL }) &&
-		    !status)
-			status = EXIT_FAIL;
+		if (o.stats)
+			step = cmd_stats(2, (char *[]){ "stats", out, NULL });
+		if (o.analyze) {
+			int r = cmd_analyze(2, (char *[]){ "analyze", out, NULL });
+			step = step ? step : r;
+		}
+		if (o.html) {
+			int r = o.force ? cmd_export(5, (char *[]){ "export", out, "--format", "html",
+							      "--force", NULL })
+					: cmd_export(4, (char *[]){ "export", out, "--format", "html", NULL });
+			step = step ? step : r;
+		}
+		if (!status && step)
+			status = step;
 	}
+	free(rc.nvtx_seen);
 	for (size_t i = 0; i < nparts; i++)
 		free(parts[i]);
 	free(parts);

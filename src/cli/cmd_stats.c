@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "../import/import.h"
 #include "../stats/stats.h"
+#include "options.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -13,65 +14,61 @@
 #include <unistd.h>
 
 static const char stats_usage[] =
-	"gpuscope stats [--report NAME]... [--format table|csv|json] [-o FILE]\n"
+	"gpuscope stats [--report NAME]... [--format table|csv|tsv|json] [-o FILE]\n"
 	"                      [--timeunit ns|us|ms|s] [--start T] [--end T]\n"
 	"                      [--nvtx RANGE[@DOMAIN]] [--rank N] REPORT";
 
-static void print_help(void)
+enum { O_REPORT = 'r', O_FORMAT = 'f', O_OUTPUT = 'o', O_TIMEUNIT = 256, O_START, O_END, O_NVTX,
+       O_FORCE, O_HELP_REPORTS, O_PROGRESS, O_RANK };
+
+static const struct cli_opt stats_opts[] = {
+	{ "report", 'r', O_REPORT, ARG_REQUIRED, "NAME",
+	  "a report to print (repeatable, or NAME,NAME...)", NULL, OPT_REPEAT },
+	{ "format", 'f', O_FORMAT, ARG_REQUIRED, "FMT",
+	  "table (default; nsys's column), csv, tsv or json", "table column csv tsv json", 0 },
+	{ "output", 'o', O_OUTPUT, ARG_REQUIRED, "FILE", "write to FILE instead of standard output",
+	  "<file>", 0 },
+	{ "force", 0, O_FORCE, ARG_BOOL, NULL, "overwrite an existing -o FILE", NULL, 0 },
+	{ "force-overwrite", 0, O_FORCE, ARG_BOOL, NULL, "nsys's name for --force", NULL, OPT_HIDDEN },
+	{ "timeunit", 0, O_TIMEUNIT, ARG_REQUIRED, "U",
+	  "ns (default), us, ms or s (nsys's nsec, usec, msec, sec too)", "ns us ms s", 0 },
+	{ "start", 0, O_START, ARG_REQUIRED, "T",
+	  "only rows that end at or after T (from the report's start;\n"
+	  "a number with s, ms, us or ns; seconds when bare)", NULL, 0 },
+	{ "end", 0, O_END, ARG_REQUIRED, "T", "only rows that start at or before T", NULL, 0 },
+	{ "nvtx", 0, O_NVTX, ARG_REQUIRED, "R[@D]",
+	  "only rows that overlap an instance of NVTX range R\n(in domain D)", NULL, 0 },
+	{ "rank", 0, O_RANK, ARG_REQUIRED, "N", "only the processes of rank N (a merged distributed run)", NULL, 0 },
+	{ "help-reports", 0, O_HELP_REPORTS, ARG_NONE, NULL, "list the reports and exit", NULL, 0 },
+	{ "no-progress", 0, O_PROGRESS, ARG_NONE, NULL, "no progress line on a terminal", NULL, 0 },
+	{ NULL },
+};
+
+static void print_reports(FILE *f)
 {
 	const char *const *n = stats_report_names();
 	const char *const *d = stats_default_reports();
 
-	printf("usage: %s\n\n", stats_usage);
-	printf("Summary reports with the names and columns of `nsys stats`.\n\n"
-	       "  -r, --report NAME   a report to print (repeatable, or NAME,NAME...)\n"
-	       "  -f, --format FMT    table (default), csv or json\n"
-	       "  -o, --output FILE   write to FILE instead of standard output\n"
-	       "      --timeunit U    ns (default), us, ms or s\n"
-	       "      --start T       only rows that end at or after T (from the report's start;\n"
-	       "                      a number with s, ms, us or ns; seconds when bare)\n"
-	       "      --end T         only rows that start at or before T\n"
-	       "      --nvtx R[@D]    only rows that overlap an instance of NVTX range R\n"
-	       "                      (in domain D)\n"
-	       "      --rank N        only the processes of rank N (a merged distributed run)\n\n"
-	       "Reports:\n");
+	fprintf(f, "Reports:\n");
 	for (size_t i = 0; n[i]; i++)
-		printf("  %-22s %s\n", n[i], stats_report_title(n[i]));
-	printf("\nDefault set:");
+		fprintf(f, "  %-22s %s\n", n[i], stats_report_title(n[i]));
+	fprintf(f, "\nDefault set:");
 	for (size_t i = 0; d[i]; i++)
-		printf(" %s", d[i]);
-	printf("\n");
+		fprintf(f, " %s", d[i]);
+	fprintf(f, "\n");
 }
 
-/* ---- progress on a terminal ---- */
-
-struct progress {
-	int tty;
-	uint64_t t0, last;
-	int shown;
+const struct cli_cmd cli_stats = {
+	.name = "stats",
+	.synopsis = stats_usage,
+	.summary = "summary reports as nsys stats prints them",
+	.description = "Summary reports with the names and columns of `nsys stats`.",
+	.opts = stats_opts,
+	.example = "gpuscope stats -r cuda_gpu_kern_sum,cuda_api_sum run.gpuscope\n"
+		   "gpuscope stats --format csv -o sums run.gpuscope   (sums_REPORT.csv, one per report)",
+	.help_extra = print_reports,
+	.args = "<file>",
 };
-
-static void progress_cb(void *ctx, uint64_t done, uint64_t total)
-{
-	struct progress *p = ctx;
-	uint64_t now;
-
-	if (!p->tty || !total)
-		return;
-	now = now_mono_ns();
-	if (now - p->t0 < 1000000000ull || now - p->last < 100000000ull)
-		return;
-	p->last = now;
-	p->shown = 1;
-	fprintf(stderr, "\rgpuscope stats: reading %3.0f%%", 100.0 * (double)done / (double)total);
-}
-
-static void progress_done(struct progress *p)
-{
-	if (p->shown)
-		fputs("\r\033[K", stderr);
-	p->shown = 0;
-}
 
 /* ---- options ---- */
 
@@ -84,27 +81,8 @@ struct stats_args {
 	struct stats_opts o;
 	char *nvtx;
 	int rank;                  /* --rank N, -1 for all */
+	int force, progress;
 };
-
-/* The value of option @name in argv[*i] ("--name V", "--name=V", "-x V"), or NULL. */
-static const char *opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
-			     int *bad)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(lng);
-
-	if (!strncmp(a, lng, n) && a[n] == '=')
-		return a + n + 1;
-	if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) {
-		if (*i + 1 >= argc) {
-			error("option '%s' needs a value", a);
-			*bad = 1;
-			return NULL;
-		}
-		return argv[++*i];
-	}
-	return NULL;
-}
 
 static void add_reports(struct stats_args *a, const char *v)
 {
@@ -135,34 +113,50 @@ static void args_release(struct stats_args *a)
 	free(a->nvtx);
 }
 
-/* 0, 1 for --help, or EXIT_USAGE after an error */
+/* nsys's names of the time units */
+static const char *timeunit_alias(const char *u)
+{
+	static const char *const map[][2] = {
+		{ "nsec", "ns" }, { "usec", "us" }, { "msec", "ms" }, { "sec", "s" },
+		{ "nanoseconds", "ns" }, { "microseconds", "us" }, { "milliseconds", "ms" },
+		{ "seconds", "s" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
+		if (!strcmp(u, map[i][0]))
+			return map[i][1];
+	return u;
+}
+
+/* 0, 1 for --help (printed), or EXIT_USAGE after an error */
 static int parse_args(int argc, char **argv, struct stats_args *a)
 {
-	int bad = 0;
+	struct opt_iter it;
+	int c;
 
 	a->format = "table";
 	a->rank = -1;
 	a->o.timeunit = "ns";
 	a->o.relative = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return 1;
-		if ((v = opt_value(argc, argv, &i, "--report", "-r", &bad))) {
-			add_reports(a, v);
-		} else if ((v = opt_value(argc, argv, &i, "--format", "-f", &bad))) {
-			a->format = v;
-		} else if ((v = opt_value(argc, argv, &i, "--output", "-o", &bad))) {
-			a->output = v;
-		} else if ((v = opt_value(argc, argv, &i, "--timeunit", NULL, &bad))) {
-			a->o.timeunit = v;
-		} else if ((v = opt_value(argc, argv, &i, "--start", NULL, &bad))) {
+	a->progress = 1;
+	opt_iter_init(&it, &cli_stats, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
+		const char *v = it.arg;
+		switch (c) {
+		case O_REPORT: add_reports(a, v); break;
+		case O_FORMAT: a->format = !strcmp(v, "column") ? "table" : v; break;
+		case O_OUTPUT: a->output = v; break;
+		case O_FORCE: a->force = opt_bool(&it); break;
+		case O_TIMEUNIT: a->o.timeunit = timeunit_alias(v); break;
+		case O_START:
 			if (parse_duration_ns(v, &a->o.start, "s") < 0)
 				return usage_error(stats_usage, "bad time '%s' for --start", v);
-		} else if ((v = opt_value(argc, argv, &i, "--end", NULL, &bad))) {
+			break;
+		case O_END:
 			if (parse_duration_ns(v, &a->o.end, "s") < 0)
 				return usage_error(stats_usage, "bad time '%s' for --end", v);
-		} else if ((v = opt_value(argc, argv, &i, "--nvtx", NULL, &bad))) {
+			break;
+		case O_NVTX: {
 			const char *at = strrchr(v, '@');
 			free(a->nvtx);
 			a->nvtx = xstrdup(v);
@@ -171,28 +165,34 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 				a->o.nvtx_domain = a->nvtx + (at - v) + 1;
 			}
 			a->o.nvtx = a->nvtx;
-		} else if ((v = opt_value(argc, argv, &i, "--rank", NULL, &bad))) {
-			char *e;
-			a->rank = (int)strtol(v, &e, 10);
-			if (*e || a->rank < 0)
-				return usage_error(stats_usage, "bad rank '%s'", v);
-		} else if (bad) {
-			return usage_error(stats_usage, NULL);
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return usage_error(stats_usage, "unknown option '%s'", argv[i]);
-		} else if (a->input) {
-			return usage_error(stats_usage, "more than one input ('%s' and '%s')",
-					   a->input, argv[i]);
-		} else {
-			a->input = argv[i];
+			break;
 		}
-		if (bad)
-			return usage_error(stats_usage, NULL);
+		case O_RANK: {
+			char *e;
+			long r = strtol(v, &e, 10);
+			if (*e || !*v || r < 0 || r > INT32_MAX)
+				return usage_error(stats_usage, "bad rank '%s'", v);
+			a->rank = (int)r;
+			break;
+		}
+		case O_HELP_REPORTS:
+			print_reports(stdout);
+			return 1;
+		case O_PROGRESS: a->progress = 0; break;
+		case OPT_HELP: return 1;
+		default: return EXIT_USAGE;
+		}
 	}
+	if (argc - it.ind > 1)
+		return usage_error(stats_usage, "more than one input ('%s' and '%s')", argv[it.ind],
+				   argv[it.ind + 1]);
+	if (it.ind < argc)
+		a->input = argv[it.ind];
 	if (!a->input)
 		return usage_error(stats_usage, "no report given");
-	if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json"))
-		return usage_error(stats_usage, "unknown format '%s' (table, csv or json)",
+	if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json") &&
+	    strcmp(a->format, "tsv"))
+		return usage_error(stats_usage, "unknown format '%s' (table, csv, tsv or json)",
 				   a->format);
 	if (!stats_timeunit_valid(a->o.timeunit))
 		return usage_error(stats_usage, "unknown time unit '%s' (ns, us, ms or s)",
@@ -207,6 +207,11 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 			a->reports[a->nreports++] = *d;
 		}
 	for (size_t i = 0; i < a->nreports; i++)
+		if (strchr(a->reports[i], ':'))
+			return usage_error(stats_usage, "report option '%s' is not supported (gpuscope "
+					   "prints demangled names; see docs/nsys-options.md)",
+					   strchr(a->reports[i], ':'));
+	for (size_t i = 0; i < a->nreports; i++)
 		if (!stats_report_title(a->reports[i])) {
 			struct stats_table t;
 			stats_run(NULL, a->reports[i], NULL, &t); /* says which reports exist */
@@ -217,10 +222,56 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 
 /* ---- output ---- */
 
+/*
+ * A CSV table as TSV (nsys's -f tsv): fields split at tabs, no quoting; a
+ * tab or line break inside a field becomes a space.
+ */
+static void csv_to_tsv(FILE *f, const char *csv)
+{
+	int quoted = 0;
+
+	for (const char *p = csv; *p; p++) {
+		if (quoted) {
+			if (*p == '"' && p[1] == '"')
+				fputc('"', f), p++;
+			else if (*p == '"')
+				quoted = 0;
+			else
+				fputc(*p == '\t' || *p == '\n' || *p == '\r' ? ' ' : *p, f);
+		} else if (*p == '"') {
+			quoted = 1;
+		} else {
+			fputc(*p == ',' ? '\t' : *p, f);
+		}
+	}
+}
+
+static int format_table(FILE *f, const struct stats_table *t, const char *format,
+			const char *timeunit)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int ret;
+
+	if (strcmp(format, "tsv"))
+		return stats_format(f, t, format, timeunit);
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return error("out of memory formatting '%s'", t->report);
+	ret = stats_format(m, t, "csv", timeunit);
+	fclose(m);
+	if (!ret)
+		csv_to_tsv(f, buf);
+	free(buf);
+	return ret;
+}
+
 static int write_tables(FILE *f, const char *path, struct stats_table *t, size_t n,
 			const struct stats_args *a)
 {
-	int json = !strcmp(a->format, "json"), csv = !strcmp(a->format, "csv");
+	int json = !strcmp(a->format, "json");
+	int csv = !strcmp(a->format, "csv") || !strcmp(a->format, "tsv");
 
 	if (json)
 		fputs("[\n", f);
@@ -229,7 +280,7 @@ static int write_tables(FILE *f, const char *path, struct stats_table *t, size_t
 			fputs(",\n", f);
 		if (csv && i)
 			fputc('\n', f);
-		if (stats_format(f, &t[i], a->format, a->o.timeunit) < 0)
+		if (format_table(f, &t[i], a->format, a->o.timeunit) < 0)
 			return -1;
 		if (csv && !t[i].nrows && t[i].empty_reason)
 			fprintf(stderr, "note: %s\n", t[i].empty_reason);
@@ -241,42 +292,76 @@ static int write_tables(FILE *f, const char *path, struct stats_table *t, size_t
 	return 0;
 }
 
-/* CSV of several reports to a file: one file per report, BASE_REPORT.csv (as nsys does). */
-static int write_csv_files(struct stats_table *t, size_t n, const struct stats_args *a)
+static int is_csv(const struct stats_args *a)
+{
+	return !strcmp(a->format, "csv") || !strcmp(a->format, "tsv");
+}
+
+/* The file of report @i when CSV of several reports goes to files: BASE_REPORT.csv (as nsys). */
+static char *csv_path(const struct stats_args *a, const char *report)
 {
 	size_t len = strlen(a->output);
+	const char *ext = !strcmp(a->format, "tsv") ? ".tsv" : ".csv";
 
-	if (len > 4 && !strcmp(a->output + len - 4, ".csv"))
+	if (len > 4 && !strcmp(a->output + len - 4, ext))
 		len -= 4;
-	for (size_t i = 0; i < n; i++) {
-		char *path = xstrfmt("%.*s_%s.csv", (int)len, a->output, t[i].report);
-		FILE *f = fopen(path, "w");
-		int ret;
+	return xstrfmt("%.*s_%s%s", (int)len, a->output, report, ext);
+}
 
-		if (!f) {
-			error("cannot create '%s': %s", path, strerror(errno));
-			free(path);
-			return -1;
-		}
-		ret = stats_format(f, &t[i], "csv", a->o.timeunit);
-		if (!t[i].nrows && t[i].empty_reason)
-			fprintf(stderr, "note: %s\n", t[i].empty_reason);
-		if (ret < 0)
-			fclose(f);   /* stats_format() said why */
-		else if (close_checked(f, path) < 0)
-			ret = -1;
-		if (ret < 0)
-			remove_partial_output(path);
+static int several_files(const struct stats_args *a)
+{
+	return a->output && strcmp(a->output, "-") && is_csv(a) && a->nreports > 1;
+}
+
+/* Every output checked before any work (exists without --force, a directory...). */
+static int check_outputs(const struct stats_args *a)
+{
+	int ret = 0;
+
+	if (!several_files(a))
+		return output_check(a->output, a->force);
+	for (size_t i = 0; i < a->nreports && !ret; i++) {
+		char *path = csv_path(a, a->reports[i]);
+		ret = output_check(path, a->force);
+		free(path);
+	}
+	return ret;
+}
+
+/*
+ * One file per report: all are written to temporaries first and moved into
+ * place only when every one is whole, so a failure leaves none.
+ */
+static int write_csv_files(struct stats_table *t, size_t n, const struct stats_args *a)
+{
+	struct output_file *outs = xcalloc(n, sizeof(*outs));
+	size_t opened = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		char *path = csv_path(a, t[i].report);
+		ret = output_open(&outs[i], path, a->force);
 		free(path);
 		if (ret < 0)
-			return -1;
+			break;
+		opened++;
+		ret = format_table(outs[i].f, &t[i], a->format, a->o.timeunit);
+		if (!t[i].nrows && t[i].empty_reason)
+			fprintf(stderr, "note: %s\n", t[i].empty_reason);
 	}
-	return 0;
+	for (size_t i = 0; i < opened; i++) {
+		if (!ret)
+			ret = output_commit(&outs[i]);
+		else if (outs[i].f)
+			output_abort(&outs[i]);
+	}
+	free(outs);
+	return ret;
 }
 
 static int output(struct stats_table *t, size_t n, const struct stats_args *a)
 {
-	FILE *f;
+	struct output_file o;
 
 	if (!a->output || !strcmp(a->output, "-")) {
 		/* a failed standard output is reported once, by main()'s finish_stdout() */
@@ -286,21 +371,15 @@ static int output(struct stats_table *t, size_t n, const struct stats_args *a)
 		set_error_quiet(0);
 		return ret;
 	}
-	if (!strcmp(a->format, "csv") && n > 1)
+	if (several_files(a))
 		return write_csv_files(t, n, a);
-	f = fopen(a->output, "w");
-	if (!f)
-		return error("cannot create '%s': %s", a->output, strerror(errno));
-	if (write_tables(f, a->output, t, n, a) < 0) {
-		fclose(f);
-		remove_partial_output(a->output);
+	if (output_open(&o, a->output, a->force) < 0)
+		return -1;
+	if (write_tables(o.f, a->output, t, n, a) < 0) {
+		output_abort(&o);
 		return -1;
 	}
-	if (close_checked(f, a->output) < 0) {
-		remove_partial_output(a->output);
-		return -1;
-	}
-	return 0;
+	return output_commit(&o);
 }
 
 int cmd_stats(int argc, char **argv)
@@ -308,6 +387,8 @@ int cmd_stats(int argc, char **argv)
 	struct stats_args a = { 0 };
 	struct stats_table *tables;
 	struct progress p = { 0 };
+	struct stats_lean *lean;
+	struct model_sink sink;
 	size_t done = 0;
 	int ret, status = EXIT_OK;
 
@@ -321,44 +402,45 @@ int cmd_stats(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	ret = parse_args(argc, argv, &a);
 	if (ret) {
-		if (ret == 1) {
-			print_help();
-			ret = EXIT_OK;
-		}
+		if (ret == 1)
+			ret = EXIT_OK;   /* the help was printed */
 		args_release(&a);
 		return ret;
 	}
-	if (output_creatable(a.output) < 0) {
+	if (check_outputs(&a) < 0) {
 		args_release(&a);
 		return EXIT_USAGE;
 	}
 	tables = xcalloc(a.nreports, sizeof(*tables));
-	p.tty = isatty(2);
-	p.t0 = now_mono_ns();
+	progress_init(&p, a.progress, "gpuscope stats: reading", 0);
+	p.unit = NULL;
 	/*
-	 * A gpuscope report is loaded as load_input() loads it
-	 * (model_load_report), but lean: see stats_run_report().  Other
-	 * inputs go through load_input() and the importers.
+	 * One loader for every input (load_input_opts); for a gpuscope report
+	 * its streaming fast path hands the rows that only summaries need to
+	 * them as they load, so they are never stored (stats_lean_new).
 	 */
-	if (trace_is_report(a.input) == 1 && a.rank < 0) {
-		ret = stats_run_report(a.input, a.reports, a.nreports, &a.o, tables, progress_cb, &p);
-		progress_done(&p);
-		done = ret < 0 ? 0 : a.nreports;
+	lean = stats_lean_new(a.reports, a.nreports, &a.o, &sink);
+	if (!lean) {
+		ret = -1;
 	} else {
 		struct model m;
+		/* one rank of a merged run: loaded whole, then narrowed to that rank's processes */
+		struct load_opts lo = { .sink = a.rank >= 0 ? NULL : &sink, .progress = progress_cb,
+					.progress_ctx = &p };
 		model_init(&m);
-		ret = load_input(&m, a.input);
+		ret = 0;
+		if (a.rank < 0 && trace_is_report(a.input) == 1)
+			ret = stats_lean_window(lean, &sink, a.input, &a.o);
+		if (ret == 0)
+			ret = load_input_opts(&m, a.input, &lo);
+		progress_end(&p);
 		if (ret == 0 && a.rank >= 0)
 			ret = model_keep_rank(&m, a.rank);
-		if (ret == 0) {
-			stats_print_warnings(&m);
-			for (done = 0; done < a.nreports; done++)
-				if (stats_run(&m, a.reports[done], &a.o, &tables[done]) < 0) {
-					ret = -1;
-					break;
-				}
-		}
+		if (ret == 0)
+			ret = stats_lean_finish(lean, &m, lo.sunk, a.reports, &a.o, tables);
+		done = ret < 0 ? 0 : a.nreports;
 		model_release(&m);
+		stats_lean_free(lean);
 	}
 	if (ret < 0)
 		status = EXIT_USAGE;

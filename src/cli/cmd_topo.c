@@ -23,6 +23,24 @@
 
 static const char topo_usage[] = "gpuscope topo [--format text|json] [--replay FILE]";
 
+static const struct cli_opt topo_opts[] = {
+	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
+	{ "replay", 'r', 'r', ARG_REQUIRED, "FILE", "read a recorded NVML replay instead of the GPUs", "<file>", 0 },
+	{ NULL },
+};
+
+const struct cli_cmd cli_topo = {
+	.name = "topo",
+	.synopsis = topo_usage,
+	.summary = "the GPUs of this host: NVLink/PCIe matrix, P2P, CPU and NUMA affinity",
+	.description = "Prints the GPU-by-GPU matrix as nvidia-smi topo -m does (NVLink count and "
+		       "generation, PCIe path PIX/PXB/PHB/NODE/SYS), P2P read/write support, each GPU's "
+		       "CPU and NUMA affinity and its PCIe link against its maximum, with findings "
+		       "(docs/distributed.md).",
+	.opts = topo_opts,
+	.example = "gpuscope topo\ngpuscope topo --format json --replay dgx.topo.jsonl",
+};
+
 struct topo_gpu {
 	double gen, width, gen_max, width_max;
 	int has_gen, has_width, has_gen_max, has_width_max;
@@ -237,26 +255,19 @@ static void print_json(struct nvml *n, const struct topo_gpu *pc)
 
 int cmd_topo(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "replay", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *replay = NULL, *format = "text";
 	struct topo_gpu *pc;
 	struct nvml *n;
 	char why[256];
 	int c;
+	struct opt_iter it;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":f:r:h", opts, NULL)) != -1) {
+	opt_iter_init(&it, &cli_topo, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'f': format = optarg; break;
-		case 'r': replay = optarg; break;
-		case 'h': printf("usage: %s\n", topo_usage); return EXIT_OK;
-		default: return getopt_error(topo_usage, c, argv);
+		case 'f': format = it.arg; break;
+		case 'r': replay = it.arg; break;
+		default: return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
 	if (optind != argc)

@@ -3,12 +3,16 @@
  *
  * To add a command:
  *  1. write src/cli/cmd_<name>.c with `int cmd_<name>(int argc, char **argv)`
- *     (argv[0] is the command name; return the process exit status);
- *  2. declare it below and add a row to commands[] in gpuscope.c;
- *  3. add the file to src/cli/CMakeLists.txt and document it in README.md.
+ *     (argv[0] is the command name; return the process exit status) and its
+ *     option table `const struct cli_cmd cli_<name>` (options.h), which
+ *     parses, prints --help and makes the man page and the completion;
+ *  2. declare both below and add a row to commands[] in gpuscope.c;
+ *  3. document it in docs/cli.md (every .c file in src/cli is built).
  */
 #ifndef GS_COMMANDS_H
 #define GS_COMMANDS_H
+
+#include "options.h"
 
 struct model;
 
@@ -20,7 +24,7 @@ struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	unsigned flags;
-	const char *summary;
+	const struct cli_cmd *spec;   /* options, help, summary */
 };
 
 int cmd_profile(int argc, char **argv);
@@ -37,6 +41,20 @@ int cmd_health(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 
+extern const struct cli_cmd cli_profile;
+extern const struct cli_cmd cli_info;
+extern const struct cli_cmd cli_dump;
+extern const struct cli_cmd cli_stats;
+extern const struct cli_cmd cli_analyze;
+extern const struct cli_cmd cli_diff;
+extern const struct cli_cmd cli_check;
+extern const struct cli_cmd cli_baseline;
+extern const struct cli_cmd cli_export;
+extern const struct cli_cmd cli_monitor;
+extern const struct cli_cmd cli_health;
+extern const struct cli_cmd cli_merge;
+extern const struct cli_cmd cli_topo;
+
 /*
  * Exit statuses shared by commands: 0 success, 1 a finding/regression/failed
  * check where the command defines one, 2 bad usage or bad input.
@@ -45,13 +63,6 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 /* Print "usage: ..." for @cmd on stderr and return EXIT_USAGE. */
 int usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/*
- * For getopt_long()'s '?' or ':' (an optstring that starts with ':' and
- * opterr = 0): "unknown option 'X'" or "option 'X' needs a value", then the
- * usage; returns EXIT_USAGE.
- */
-int getopt_error(const char *usage, int c, char *const *argv);
 
 /*
  * Print on stderr the warnings a loaded report carries about the file itself
@@ -69,7 +80,14 @@ void report_damage(const struct model *m);
  */
 int output_creatable(const char *path);
 
-/* Remove the output file @path after a failed write, unless it is not a regular file. */
-void remove_partial_output(const char *path);
+
+/*
+ * Colour (color.c): print_colored() writes @buf to @f with the severities
+ * and verdicts of analyze's and diff's text coloured (call it only when
+ * color_on(f)); color_for_word() is the colour of one verdict word ("" for
+ * none, or when colour is off).  0 or -1 on a write error.
+ */
+int print_colored(FILE *f, const char *buf, size_t len);
+const char *color_for_word(FILE *f, const char *word);
 
 #endif

@@ -22,20 +22,149 @@
 #endif
 
 static const struct command commands[] = {
-	{ "profile", cmd_profile, 0, "run a program and record its CPU threads and GPUs" },
-	{ "info", cmd_info, 0, "what a report holds: processes, threads, counts, drops, warnings" },
-	{ "dump", cmd_dump, 0, "print a report's events, one per line" },
-	{ "stats", cmd_stats, 0, "summary reports as nsys stats prints them" },
-	{ "analyze", cmd_analyze, 0, "diagnose what holds the GPU back, with estimated gains" },
-	{ "diff", cmd_diff, 0, "compare runs before and after a change" },
-	{ "check", cmd_check, 0, "fail when a run regresses against a baseline" },
-	{ "baseline", cmd_baseline, 0, "save, list and show baselines for check" },
-	{ "export", cmd_export, 0, "write Perfetto, Chrome, SQLite, CSV/JSON or HTML" },
-	{ "monitor", cmd_monitor, 0, "live GPU metrics, Prometheus endpoint and alerts" },
-	{ "health", cmd_health, 0, "check GPUs for throttling, PCIe, ECC and driver problems" },
-	{ "merge", cmd_merge, 0, "put several reports (processes, ranks) into one" },
-	{ "topo", cmd_topo, 0, "the GPUs of this host: NVLink/PCIe matrix, P2P, CPU and NUMA affinity" },
+	{ "profile", cmd_profile, 0, &cli_profile },
+	{ "info", cmd_info, 0, &cli_info },
+	{ "dump", cmd_dump, 0, &cli_dump },
+	{ "stats", cmd_stats, 0, &cli_stats },
+	{ "analyze", cmd_analyze, 0, &cli_analyze },
+	{ "diff", cmd_diff, 0, &cli_diff },
+	{ "check", cmd_check, 0, &cli_check },
+	{ "baseline", cmd_baseline, 0, &cli_baseline },
+	{ "export", cmd_export, 0, &cli_export },
+	{ "monitor", cmd_monitor, 0, &cli_monitor },
+	{ "health", cmd_health, 0, &cli_health },
+	{ "merge", cmd_merge, 0, &cli_merge },
+	{ "topo", cmd_topo, 0, &cli_topo },
 };
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* The listed commands' option tables, for the man pages and the completion. */
+static size_t listed_specs(const struct cli_cmd **out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!(commands[i].flags & CMD_HIDDEN))
+			out[n++] = commands[i].spec;
+	return n;
+}
+
+static int unknown_command(const char *name)
+{
+	const char *names[ARRAY_SIZE(commands) + 3];
+	const char *near;
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!(commands[i].flags & CMD_HIDDEN))
+			names[n++] = commands[i].name;
+	names[n++] = "help";
+	names[n++] = "version";
+	names[n] = NULL;
+	near = opt_nearest(name, names);
+	if (near)
+		error("unknown command '%s' (did you mean '%s'?)", name, near);
+	else
+		error("unknown command '%s' (see 'gpuscope help')", name);
+	return EXIT_USAGE;
+}
+
+static int make_dir(const char *path)
+{
+	if (mkdir(path, 0777) < 0 && errno != EEXIST)
+		return error("cannot create '%s': %s", path, strerror(errno));
+	return 0;
+}
+
+/* One generated file: @what(f, @spec or the lists) written to @path. */
+static int gen_file(const char *path, const struct cli_cmd *spec, const char *shell,
+		    const struct cli_cmd *const *specs, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return error("cannot create '%s': %s", path, strerror(errno));
+	if (shell)
+		opt_print_completion(f, shell, specs, n);
+	else if (spec)
+		opt_print_man(f, spec);
+	else
+		opt_print_man_index(f, specs, n);
+	return close_checked(f, path);
+}
+
+/* `gpuscope __gen DIR`: DIR/man1/gpuscope*.1 and DIR/completion/{gpuscope,_gpuscope} */
+static int generate_all(const char *dir, const struct cli_cmd *const *specs, size_t n)
+{
+	char *man = xstrfmt("%s/man1", dir), *comp = xstrfmt("%s/completion", dir), *p;
+	int ret = 0;
+
+	if (make_dir(dir) < 0 || make_dir(man) < 0 || make_dir(comp) < 0)
+		ret = -1;
+	for (size_t i = 0; !ret && i <= n; i++) {
+		p = i < n ? xstrfmt("%s/gpuscope-%s.1", man, specs[i]->name)
+			  : xstrfmt("%s/gpuscope.1", man);
+		ret = gen_file(p, i < n ? specs[i] : NULL, NULL, specs, n);
+		free(p);
+	}
+	if (!ret) {
+		p = xstrfmt("%s/gpuscope", comp);
+		ret = gen_file(p, NULL, "bash", specs, n);
+		free(p);
+	}
+	if (!ret) {
+		p = xstrfmt("%s/_gpuscope", comp);
+		ret = gen_file(p, NULL, "zsh", specs, n);
+		free(p);
+	}
+	free(man);
+	free(comp);
+	return ret < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+/*
+ * The hidden commands that make the man pages and the completion from the
+ * option tables: `gpuscope __man [CMD]` (gpuscope(1) without CMD),
+ * `gpuscope __complete bash|zsh`, and `gpuscope __gen DIR` (all of them,
+ * run by the build: cmake/install.cmake).
+ */
+static int generate(int argc, char **argv)
+{
+	const struct cli_cmd *specs[ARRAY_SIZE(commands)];
+	size_t n = listed_specs(specs);
+
+	if (!strcmp(argv[1], "__gen")) {
+		if (argc != 3) {
+			error("usage: gpuscope __gen DIR");
+			return EXIT_USAGE;
+		}
+		return generate_all(argv[2], specs, n);
+	}
+
+	if (!strcmp(argv[1], "__man")) {
+		const struct command *c;
+		if (argc < 3 || !strcmp(argv[2], "gpuscope")) {
+			opt_print_man_index(stdout, specs, n);
+			return EXIT_OK;
+		}
+		if (!(c = find_command(argv[2])))
+			return unknown_command(argv[2]);
+		opt_print_man(stdout, c->spec);
+		return EXIT_OK;
+	}
+	if (argc < 3) {
+		error("usage: gpuscope __complete bash|zsh");
+		return EXIT_USAGE;
+	}
+	return opt_print_completion(stdout, argv[2], specs, n) < 0 ? EXIT_USAGE : EXIT_OK;
+}
 
 int usage_error(const char *usage, const char *fmt, ...)
 {
@@ -62,18 +191,6 @@ int usage_error(const char *usage, const char *fmt, ...)
 		fprintf(stderr, "usage: %s\n", usage);
 	}
 	return EXIT_USAGE;
-}
-
-int getopt_error(const char *usage, int c, char *const *argv)
-{
-	const char *arg = argv[optind - 1];
-
-	if (c == ':')
-		return usage_error(usage, "option '%s' needs a value", arg);
-	/* an unknown letter, perhaps inside a group such as -ax */
-	if (optopt && strncmp(arg, "--", 2))
-		return usage_error(usage, "unknown option '-%c'", optopt);
-	return usage_error(usage, "unknown option '%s'", arg);
 }
 
 void report_damage(const struct model *m)
@@ -111,15 +228,6 @@ int output_creatable(const char *path)
 	return ret;
 }
 
-void remove_partial_output(const char *path)
-{
-	struct stat st;
-
-	/* a regular file only: never a device such as /dev/full */
-	if (!stat(path, &st) && S_ISREG(st.st_mode))
-		unlink(path);
-}
-
 static void print_help(FILE *f)
 {
 	fprintf(f, "usage: gpuscope <command> [options] [args]\n\n"
@@ -127,8 +235,9 @@ static void print_help(FILE *f)
 		   "you what holds it back.  Commands:\n\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!(commands[i].flags & CMD_HIDDEN))
-			fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'gpuscope <command> --help' shows a command's options.\n");
+			fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].spec->summary);
+	fprintf(f, "\n'gpuscope help <command>' (or 'gpuscope <command> --help', or\n"
+		   "'man gpuscope-<command>') explains a command's options, with an example.\n");
 }
 
 int main(int argc, char **argv)
@@ -147,6 +256,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	name = argv[1];
+	if (!strcmp(name, "help") && argc > 2) {
+		const struct command *c = find_command(argv[2]);
+		if (!c)
+			return unknown_command(argv[2]);
+		opt_print_help(stdout, c->spec);
+		return finish_stdout() ? EXIT_FAIL : EXIT_OK;
+	}
 	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
 		print_help(stdout);
 		return finish_stdout() ? EXIT_FAIL : EXIT_OK;
@@ -154,6 +270,10 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
 		printf("gpuscope %s (report format %d)\n", GPUSCOPE_VERSION, TRACE_VERSION);
 		return finish_stdout() ? EXIT_FAIL : EXIT_OK;
+	}
+	if (!strcmp(name, "__man") || !strcmp(name, "__complete") || !strcmp(name, "__gen")) {
+		int status = generate(argc, argv);
+		return finish_stdout() && status == EXIT_OK ? EXIT_FAIL : status;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (!strcmp(commands[i].name, name)) {
@@ -163,6 +283,5 @@ int main(int argc, char **argv)
 			return status;
 		}
 	}
-	error("unknown command '%s' (see 'gpuscope help')", name);
-	return EXIT_USAGE;
+	return unknown_command(name);
 }

@@ -233,7 +233,7 @@ static void clk_init(void)
 /* Writer thread: refit the line to CLOCK_MONOTONIC (every >= 20 ms). */
 static void clk_calibrate(void)
 {
-	uint64_t t, n, dn, dt;
+	uint64_t t = 0, n = 0, dn, dt; /* clk_pair() sets both (b - a < UINT64_MAX); gcc -O3 cannot tell */
 	double f, m;
 
 	if (!clk_allowed)

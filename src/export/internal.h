@@ -7,6 +7,7 @@
 #define GS_EXPORT_INTERNAL_H
 
 #include "export.h"
+#include "../util/util.h"
 
 #include <string.h>
 
@@ -73,24 +74,7 @@ void xout_double(struct xout *o, double v);
 void xout_json_str(struct xout *o, const char *s); /* with quotes */
 void xout_printf(struct xout *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- progress ---- */
-
-struct progress {
-	int on;
-	const char *what;
-	uint64_t total, done, next;
-	uint64_t last_ns;
-	int shown;
-};
-void progress_init(struct progress *p, int on, const char *what, uint64_t total);
-void progress_tick(struct progress *p);
-static inline void progress_add(struct progress *p, uint64_t n)
-{
-	p->done += n;
-	if (p->done >= p->next)
-		progress_tick(p);
-}
-void progress_end(struct progress *p);
+/* ---- progress: struct progress is util.h's ---- */
 
 /* ---- u64 -> u64 hash map (open addressing; key UINT64_MAX is reserved) ---- */
 

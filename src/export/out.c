@@ -1,5 +1,5 @@
 /*
- * out.c - checked buffered output, the progress line, a u64 hash map and
+ * out.c - checked buffered output, a u64 hash map and
  * names shared by the exporters.
  */
 #include "internal.h"
@@ -203,41 +203,7 @@ void xout_printf(struct xout *o, const char *fmt, ...)
 	}
 }
 
-/* ---- progress ---- */
-
-void progress_init(struct progress *p, int on, const char *what, uint64_t total)
-{
-	memset(p, 0, sizeof(*p));
-	p->on = on && isatty(STDERR_FILENO);
-	p->what = what;
-	p->total = total;
-	p->next = p->on ? 65536 : UINT64_MAX;
-	p->last_ns = now_mono_ns();
-}
-
-void progress_tick(struct progress *p)
-{
-	uint64_t now;
-
-	p->next = p->done + 65536;
-	now = now_mono_ns();
-	if (now - p->last_ns < 200000000ull)
-		return;
-	p->last_ns = now;
-	p->shown = 1;
-	if (p->total)
-		fprintf(stderr, "\r%s: %3u%% (%" PRIu64 " of %" PRIu64 " events)", p->what,
-			(unsigned)(p->done * 100 / p->total), p->done, p->total);
-	else
-		fprintf(stderr, "\r%s: %" PRIu64 " events", p->what, p->done);
-}
-
-void progress_end(struct progress *p)
-{
-	if (p->shown)
-		fprintf(stderr, "\r%s: done (%" PRIu64 " events)            \n", p->what, p->done);
-	p->shown = 0;
-}
+/* the progress line is util.h's */
 
 /* ---- hash map ---- */
 

@@ -118,8 +118,51 @@ static ssize_t read_head(const char *path, unsigned char *buf, size_t len, int *
 	return n;
 }
 
+/* A sink for the lean load: @o's, with @o's progress callback. */
+static void sink_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct load_opts *o = ctx;
+
+	if (o->progress)
+		o->progress(o->progress_ctx, done, total);
+	if (o->sink && o->sink->progress)
+		o->sink->progress(o->sink->ctx, done, total);
+}
+
+static void sink_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
+{
+	struct load_opts *o = ctx;
+
+	o->sink->row(o->sink->ctx, stream, type, rec);
+}
+
+static void sink_strings(void *ctx, const struct model_strmap *map)
+{
+	struct load_opts *o = ctx;
+
+	if (o->sink->strings)
+		o->sink->strings(o->sink->ctx, map);
+}
+
+static int load_report(struct model *m, const char *path, struct load_opts *o)
+{
+	struct model_sink s = { 0 };
+
+	if (!o || (!o->sink && !o->progress))
+		return model_load_report(m, path);
+	s.ctx = o;
+	s.progress = sink_progress;
+	if (o->sink) {
+		s.types = o->sink->types;
+		s.row = sink_row;
+		s.strings = sink_strings;
+		o->sunk = 1;
+	}
+	return model_load_report_sink(m, path, &s);
+}
+
 /* Load @path by its format (the importers), before the GPU table fills in missing device facts. */
-static int load_any(struct model *m, const char *path)
+static int load_any(struct model *m, const char *path, struct load_opts *o)
 {
 	unsigned char head[64];
 	struct stat st;
@@ -134,7 +177,7 @@ static int load_any(struct model *m, const char *path)
 	if (is_report < 0)
 		return error("cannot open '%s': %s", path, strerror(errno));
 	if (is_report)
-		return model_load_report(m, path);
+		return load_report(m, path, o);
 	n = read_head(path, head, sizeof(head), &gzip);
 	if (n < 0)
 		return error("cannot read '%s': %s", path, strerror(errno));
@@ -157,7 +200,14 @@ static int load_any(struct model *m, const char *path)
  */
 int load_input(struct model *m, const char *path)
 {
-	if (load_any(m, path) < 0)
+	return load_input_opts(m, path, NULL);
+}
+
+int load_input_opts(struct model *m, const char *path, struct load_opts *o)
+{
+	if (o)
+		o->sunk = 0;
+	if (load_any(m, path, o) < 0)
 		return -1;
 	model_apply_gpu_facts(m);
 	return 0;

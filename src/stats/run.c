@@ -12,18 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct lean {
+struct stats_lean {
 	struct stats_acc *accs;
 	size_t n;
 	struct stats_acc **by_type[TRACE_EV__COUNT]; /* NULL-terminated lists */
 	unsigned sunk;             /* row types handed to the accumulators */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *pctx;
+	int windowed;              /* stats_lean_window() set a loader window */
+	uint64_t span_min, span_max; /* the report's span, kept by the windowed model */
 };
 
 static void lean_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
 {
-	struct lean *l = ctx;
+	struct stats_lean *l = ctx;
 	struct stats_acc **a = type < TRACE_EV__COUNT ? l->by_type[type] : NULL;
 
 	for (; a && *a; a++)
@@ -32,7 +34,7 @@ static void lean_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
 
 static void lean_strings(void *ctx, const struct model_strmap *map)
 {
-	struct lean *l = ctx;
+	struct stats_lean *l = ctx;
 
 	for (size_t i = 0; i < l->n; i++)
 		if (l->accs[i].def)
@@ -41,7 +43,7 @@ static void lean_strings(void *ctx, const struct model_strmap *map)
 
 static void lean_progress(void *ctx, uint64_t done, uint64_t total)
 {
-	struct lean *l = ctx;
+	struct stats_lean *l = ctx;
 
 	if (l->progress)
 		l->progress(l->pctx, done, total);
@@ -73,53 +75,54 @@ static unsigned whole_model_types(const struct stats_report_def *d)
 	return d->types ? d->types : ~0u;
 }
 
-int stats_run_report(const char *path, const char *const *names, size_t n,
-		     const struct stats_opts *o, struct stats_table *out,
-		     void (*progress)(void *ctx, uint64_t done, uint64_t total), void *ctx)
+struct stats_lean *stats_lean_new(const char *const *names, size_t n, const struct stats_opts *o,
+				  struct model_sink *sink)
 {
-	struct lean l = { 0 };
-	struct model_sink sink = { 0 };
-	struct model m;
+	struct stats_lean *l;
 	unsigned stream_types = 0, keep_types = 0;
-	uint64_t span_min = 0, span_max = 0; /* the report's, for a window (below) */
-	int filtered = o && (o->start || o->end || o->nvtx), ret = 0;
-	size_t done = 0;
+	int filtered = o && (o->start || o->end || o->nvtx);
 
 	for (size_t i = 0; i < n; i++) {
 		const struct stats_report_def *d = stats_report_find(names[i]);
 		if (!d) {
 			struct stats_table t;
-			return stats_run(NULL, names[i], o, &t); /* the unknown-report error */
+			stats_run(NULL, names[i], o, &t); /* the unknown-report error */
+			return NULL;
 		}
 		if (d->add)
 			stream_types |= d->types;
 		else
 			keep_types |= whole_model_types(d);
 	}
-	l.accs = xcalloc(n ? n : 1, sizeof(*l.accs));
-	l.n = n;
-	l.progress = progress;
-	l.pctx = ctx;
+	l = xcalloc(1, sizeof(*l));
+	l->accs = xcalloc(n ? n : 1, sizeof(*l->accs));
+	l->n = n;
 	if (!filtered)
-		l.sunk = stream_types & ~keep_types;
+		l->sunk = stream_types & ~keep_types;
 	for (size_t i = 0; i < n; i++) {
 		const struct stats_report_def *d = stats_report_find(names[i]);
 		/* an accumulator takes rows during the load only when all its types are sunk */
-		if (d->add && l.sunk && (d->types & l.sunk) == d->types)
-			l.accs[i].def = d;
+		if (d->add && l->sunk && (d->types & l->sunk) == d->types)
+			l->accs[i].def = d;
 	}
 	for (unsigned type = 0; type < TRACE_EV__COUNT; type++) {
 		size_t k = 0;
-		l.by_type[type] = xcalloc(n + 1, sizeof(*l.by_type[type]));
+		l->by_type[type] = xcalloc(n + 1, sizeof(*l->by_type[type]));
 		for (size_t i = 0; i < n; i++)
-			if (l.accs[i].def && (l.accs[i].def->types & (1u << type)))
-				l.by_type[type][k++] = &l.accs[i];
+			if (l->accs[i].def && (l->accs[i].def->types & (1u << type)))
+				l->by_type[type][k++] = &l->accs[i];
 	}
-	sink.types = l.sunk;
-	sink.ctx = &l;
-	sink.row = lean_row;
-	sink.strings = lean_strings;
-	sink.progress = lean_progress;
+	memset(sink, 0, sizeof(*sink));
+	sink->types = l->sunk;
+	sink->ctx = l;
+	sink->row = lean_row;
+	sink->strings = lean_strings;
+	sink->progress = lean_progress;
+	return l;
+}
+
+int stats_lean_window(struct stats_lean *l, struct model_sink *sink, const char *path, const struct stats_opts *o)
+{
 	/*
 	 * A time window (--start/--end): rows wholly outside it are not stored
 	 * (the loader's window, model.h), so memory follows the window, not the
@@ -127,31 +130,33 @@ int stats_run_report(const char *path, const char *const *names, size_t n,
 	 * streaming pass finds the report's span first; the model then keeps
 	 * that span, as a whole load would, for the times the reports print.
 	 */
-	if (o && (o->start || o->end)) {
-		if (o->relative && model_report_span(path, &span_min, &span_max) < 0) {
-			model_init(&m);
-			ret = -1;
-			goto out;
-		}
-		sink.window_lo = (o->relative ? span_min : 0) + o->start;
-		sink.window_hi = o->end ? (o->relative ? span_min : 0) + o->end : UINT64_MAX;
+	if (!o || !(o->start || o->end))
+		return 0;
+	if (o->relative && model_report_span(path, &l->span_min, &l->span_max) < 0)
+		return -1;
+	sink->window_lo = (o->relative ? l->span_min : 0) + o->start;
+	sink->window_hi = o->end ? (o->relative ? l->span_min : 0) + o->end : UINT64_MAX;
+	l->windowed = o->relative;
+	return 0;
+}
+
+int stats_lean_finish(struct stats_lean *l, struct model *m, int sunk, const char *const *names,
+		      const struct stats_opts *o, struct stats_table *out)
+{
+	size_t done;
+	int ret = 0;
+
+	if (l->windowed) {
+		m->t_min = l->span_min;
+		m->t_max = l->span_max;
 	}
-	model_init(&m);
-	if (model_load_report_sink(&m, path, &sink) < 0) {
-		ret = -1;
-		goto out;
-	}
-	if (sink.window_hi && o->relative) {
-		m.t_min = span_min;
-		m.t_max = span_max;
-	}
-	stats_print_warnings(&m);
-	for (done = 0; done < n; done++) {
-		struct stats_acc *a = &l.accs[done];
-		if (a->def) {
+	stats_print_warnings(m);
+	for (done = 0; done < l->n; done++) {
+		struct stats_acc *a = &l->accs[done];
+		if (a->def && sunk) {
 			st_init(&out[done], a->def->name, a->def->title);
-			a->def->table(a, &m, &out[done]);
-		} else if (stats_run(&m, names[done], o, &out[done]) < 0) {
+			a->def->table(a, m, &out[done]);
+		} else if (stats_run(m, names[done], o, &out[done]) < 0) {
 			ret = -1;
 			break;
 		}
@@ -159,12 +164,41 @@ int stats_run_report(const char *path, const char *const *names, size_t n,
 	if (ret < 0)
 		for (size_t i = 0; i < done; i++)
 			stats_table_release(&out[i]);
-out:
-	for (size_t i = 0; i < n; i++)
-		stats_acc_release(&l.accs[i]);
+	return ret;
+}
+
+void stats_lean_free(struct stats_lean *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		stats_acc_release(&l->accs[i]);
 	for (unsigned type = 0; type < TRACE_EV__COUNT; type++)
-		free(l.by_type[type]);
-	free(l.accs);
+		free(l->by_type[type]);
+	free(l->accs);
+	free(l);
+}
+
+int stats_run_report(const char *path, const char *const *names, size_t n,
+		     const struct stats_opts *o, struct stats_table *out,
+		     void (*progress)(void *ctx, uint64_t done, uint64_t total), void *ctx)
+{
+	struct model_sink sink;
+	struct stats_lean *l = stats_lean_new(names, n, o, &sink);
+	struct model m;
+	int ret;
+
+	if (!l)
+		return -1;
+	l->progress = progress;
+	l->pctx = ctx;
+	model_init(&m);
+	ret = stats_lean_window(l, &sink, path, o);
+	if (ret == 0)
+		ret = model_load_report_sink(&m, path, &sink);
+	if (ret == 0)
+		ret = stats_lean_finish(l, &m, 1, names, o, out);
+	stats_lean_free(l);
 	model_release(&m);
 	return ret;
 }

@@ -115,6 +115,26 @@ int stats_run_report(const char *path, const char *const *names, size_t n,
 		     void (*progress)(void *ctx, uint64_t done, uint64_t total), void *ctx);
 
 /*
+ * The same fast path in steps, for load_input_opts() (import.h), the one
+ * loader of every command: stats_lean_new() checks the report names and
+ * fills @sink (NULL after error(): an unknown report); load the input with
+ * it; stats_lean_finish() computes the @n tables into @out (initialised
+ * there) from @m, with @sunk as load_input_opts() set it (0: the input was
+ * loaded whole, as an import is); 0 or -1.  stats_lean_free() frees.
+ */
+struct stats_lean;
+struct stats_lean *stats_lean_new(const char *const *names, size_t n, const struct stats_opts *o,
+				  struct model_sink *sink);
+int stats_lean_finish(struct stats_lean *l, struct model *m, int sunk, const char *const *names,
+		      const struct stats_opts *o, struct stats_table *out);
+/*
+ * stats_lean_window - with --start/--end, load only the rows in the window
+ * (the loader's window on @sink; @path must be a gpuscope report); 0 or -1.
+ */
+int stats_lean_window(struct stats_lean *l, struct model_sink *sink, const char *path, const struct stats_opts *o);
+void stats_lean_free(struct stats_lean *l);
+
+/*
  * stats_print_warnings - say on stderr what the input lost or could not
  * read: the model's warnings and its drop counts (nothing is lost silently).
  */

@@ -141,4 +141,74 @@ int finish_stdout(void);
 /* fclose() @f and report a write error for @path; returns 0 or -1. */
 int close_checked(FILE *f, const char *path);
 
+
+/*
+ * progress - a progress line on stderr for long runs, shown only when stderr
+ * is a terminal and only after the run has lasted PROGRESS_DELAY_NS (short
+ * runs print nothing), redrawn at most every PROGRESS_EVERY_NS.
+ * @unit names what is counted ("events"); NULL shows a percentage only and
+ * erases the line at the end.  progress_add() is cheap: it only compares
+ * with a next mark before doing any work.
+ */
+struct progress {
+	int on;
+	const char *what, *unit;
+	uint64_t total, done, next;
+	uint64_t t0, last_ns;
+	int shown;
+};
+void progress_init(struct progress *p, int on, const char *what, uint64_t total);
+void progress_tick(struct progress *p);
+static inline void progress_add(struct progress *p, uint64_t n)
+{
+	p->done += n;
+	if (p->done >= p->next)
+		progress_tick(p);
+}
+/* Set the absolute position (bytes read of @total, say); for reader callbacks. */
+void progress_set(struct progress *p, uint64_t done, uint64_t total);
+/* A callback form of progress_set() for model_load's sink (ctx is the progress). */
+void progress_cb(void *ctx, uint64_t done, uint64_t total);
+void progress_end(struct progress *p);
+
+/*
+ * output_file - a file a command writes, made safe: an existing file is
+ * refused unless @force, a symbolic link is never written through, and the
+ * path only ever holds a whole file.  The data goes to a temporary in the
+ * same directory ("PATH.tmpXXXXXX"); output_commit() moves it into place:
+ * with @force by rename() (which replaces a link, not its target), without
+ * by link() (which fails when anything, even a dangling link, is at the
+ * path), so a file that appeared meanwhile is never clobbered.  "-" (or
+ * NULL) is standard output, written directly.
+ */
+struct output_file {
+	char *path, *tmp;
+	FILE *f;
+	int force;
+};
+/*
+ * output_check - whether @path may be written: 0, or -1 after an error
+ * ("output 'P' exists (use --force to overwrite)", "... is a directory",
+ * an unwritable directory).  Run it for every output before any work.
+ */
+int output_check(const char *path, int force);
+/* output_open - output_check() and create the temporary; 0 or -1 (said why). */
+int output_open(struct output_file *o, const char *path, int force);
+/* output_commit - close (checked) and move into place; 0 or -1 (temporary removed). */
+int output_commit(struct output_file *o);
+/* output_abort - close and remove the temporary (after a failed write). */
+void output_abort(struct output_file *o);
+
+/*
+ * Colour on a terminal: color_set_mode("auto"|"always"|"never"), NULL
+ * meaning "always" (--color without a value); "auto" (the default) is on
+ * when the stream is a terminal and NO_COLOR is unset or empty
+ * (no-color.org).  -1 for an unknown mode (said why).
+ */
+int color_set_mode(const char *mode);
+int color_on(FILE *f);
+/* ANSI SGR sequences, or "" when colour is off for @f */
+enum color { COLOR_RESET, COLOR_RED, COLOR_YELLOW, COLOR_GREEN, COLOR_BOLD, COLOR_DIM };
+const char *color(FILE *f, enum color c);
+
 #endif
