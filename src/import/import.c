@@ -156,6 +156,9 @@ static int load_report(struct model *m, const char *path, struct load_opts *o)
 		s.types = o->sink->types;
 		s.row = sink_row;
 		s.strings = sink_strings;
+		/* the loader's window (stats --start/--end): rows outside it are not stored */
+		s.window_lo = o->sink->window_lo;
+		s.window_hi = o->sink->window_hi;
 		o->sunk = 1;
 	}
 	return model_load_report_sink(m, path, &s);
