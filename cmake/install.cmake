@@ -5,6 +5,8 @@
 #   lib/gpuscope/libgpuscope-collect.so   (found by gpuscope as
 #                                          BINDIR/../lib/gpuscope, or by the
 #                                          install prefix compiled in)
+#   lib/gpuscope/gpuscope_site/           (the Python start-up hook, docs/memory.md:
+#                                          profile finds it beside the collector)
 #   lib/gpuscope/examples/demo            (the bundled CPU demo)
 #   share/man/man1/gpuscope*.1            (generated from the option tables)
 #   share/bash-completion/completions/gpuscope, share/zsh/vendor-completions/_gpuscope
@@ -17,6 +19,8 @@ install(TARGETS gpuscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET gpuscope-collect)
   install(TARGETS gpuscope-collect LIBRARY DESTINATION ${GS_COLLECTOR_INSTALL_DIR})
 endif()
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/src/collect/python/gpuscope_site
+  DESTINATION ${GS_COLLECTOR_INSTALL_DIR} FILES_MATCHING PATTERN "*.py")
 if(TARGET demo)
   install(TARGETS demo RUNTIME DESTINATION ${GS_COLLECTOR_INSTALL_DIR}/examples)
 endif()

@@ -16,6 +16,8 @@ mkdir -p "$dest"
 		[ -e "$src/$f" ] && echo "$f"
 	done
 	(cd "$src" && find tests/gpu examples/zoo -maxdepth 1 -type f \( -name 'gpu_*' -o -name 'zoo-*' \))
+	# the Python start-up hook beside the collector (docs/memory.md)
+	(cd "$src" && find gpuscope_site -maxdepth 1 -type f -name '*.py' 2>/dev/null)
 } | while read -r f; do
 	mkdir -p "$dest/$(dirname "$f")"
 	cp -p "$src/$f" "$dest/$f"
