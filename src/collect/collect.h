@@ -62,6 +62,7 @@ struct cl_config {
 	uint64_t flush_ns;          /* writer period (default 50 ms) */
 	size_t buffer_bytes;        /* per block */
 	size_t max_buffer_bytes;    /* cap on all blocks; past it records are dropped */
+	int watch_fd;               /* profile's liveness pipe (read end), -1 = none */
 	char dir[4096];
 };
 

@@ -25,6 +25,7 @@
  * only execs leaves no empty part behind.
  */
 #include "internal.h"
+#include "env.h"
 #include "../trace/trace.h"
 #include "../util/util.h"
 
@@ -32,6 +33,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -415,6 +418,15 @@ static void config_read(void)
 		cl_config.buffer_bytes = 64u << 10;
 	if (cl_config.buffer_bytes > (64u << 20))
 		cl_config.buffer_bytes = 64u << 20;
+	cl_config.watch_fd = -1;
+	{
+		/* profile's liveness pipe: only a pipe's read end is taken for it */
+		uint64_t fd = env_u64(GS_ENV_WATCH_FD, UINT64_MAX);
+		struct stat st;
+		if (fd < 65536 && fstat((int)fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+		    (fcntl((int)fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
+			cl_config.watch_fd = (int)fd;
+	}
 	cl_config.max_buffer_bytes = (size_t)env_u64("GPUSCOPE_MAX_BUFFER_MB", 2048) << 20;
 	if (cl_config.max_buffer_bytes < 2 * cl_config.buffer_bytes)
 		cl_config.max_buffer_bytes = 2 * cl_config.buffer_bytes;
@@ -595,11 +607,59 @@ static void thread_retire(struct cl_thread *t)
 
 /* ---- threads ---- */
 
-static void thread_register(struct cl_thread *t)
+/*
+ * Thread states are recycled: a thread that ended hands its state back
+ * (thread_exit_cb, after its last record is committed and its block
+ * retired to the writer), and the next thread takes it, so that the
+ * collector holds one state (about 14 KB: the NVTX stack and the string
+ * cache) per thread alive, not per thread ever created.  Nothing reads
+ * another thread's state but cl_thread_tid_of(), under reg_lock, which
+ * skips the dead.
+ */
+static struct cl_thread *thread_free_list;
+
+/* A zeroed thread state, registered; NULL when out of memory. */
+static struct cl_thread *thread_new(void)
 {
+	struct cl_thread *t;
+
+	pthread_mutex_lock(&reg_lock);
+	t = thread_free_list;
+	if (t) {
+		struct cl_thread *next = t->next;
+		struct cl_block *blk = t->blk;
+		unsigned char *data = t->data;
+		size_t cap = t->cap, pos = t->pos;
+		thread_free_list = t->next_free;
+		memset(t, 0, sizeof(*t));
+		t->next = next;   /* stays in the registry */
+		/* and keeps its block: short-lived threads fill one block, not one each */
+		t->blk = blk;
+		t->data = data;
+		t->cap = cap;
+		t->pos = pos;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
 	pthread_mutex_lock(&reg_lock);
 	t->next = reg_head;
 	reg_head = t;
+	pthread_mutex_unlock(&reg_lock);
+	return t;
+}
+
+void cl_thread_release(struct cl_thread *t)
+{
+	if (!t || t == CL_DEAD)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	t->dead = 1;
+	t->next_free = thread_free_list;
+	thread_free_list = t;
 	pthread_mutex_unlock(&reg_lock);
 }
 
@@ -614,14 +674,10 @@ static void thread_bind(struct cl_thread *t)
 
 struct cl_thread *cl_thread_prepare(void)
 {
-	struct cl_thread *t;
 
 	if (!atomic_load(&cl_live))
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (t)
-		thread_register(t);
-	return t;
+	return thread_new();
 }
 
 void cl_emit_thread(uint32_t tid, uint32_t name_id, uint32_t flags, uint64_t time)
@@ -652,7 +708,7 @@ uint32_t cl_thread_tid_of(pthread_t th)
 
 	pthread_mutex_lock(&reg_lock);
 	for (struct cl_thread *t = reg_head; t; t = t->next)
-		if (t->self == th) {
+		if (!t->dead && t->self == th) {
 			found = t;
 			break;
 		}
@@ -677,8 +733,13 @@ static void thread_exit_cb(void *arg)
 	cl_guard_depth = 1;
 	if (!t->internal)
 		cl_emit_thread(t->tid, 0, TRACE_THREAD_EXIT, cl_now());
-	thread_retire(t);
+	if (t->internal)
+		thread_retire(t);   /* the next thread that takes the state keeps the block */
 	cl_self = CL_DEAD;
+	pthread_setspecific(thread_key, NULL);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (!t->internal)
+		cl_thread_release(t);
 	errno = saved;
 }
 
@@ -691,10 +752,9 @@ void cl_mark_internal_thread(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	if (!t) {
-		t = calloc(1, sizeof(*t));
+		t = thread_new();
 		if (!t)
 			return;
-		thread_register(t);
 		thread_bind(t);
 	}
 	t->internal = 1;
@@ -717,24 +777,29 @@ static struct cl_thread *reserve_slow(size_t esize)
 	if (atomic_load(&child_pending))
 		child_start();
 	if (!t) {
-		t = calloc(1, sizeof(*t));
+		t = thread_new();
 		if (!t)
 			goto fail;
-		thread_register(t);
 		thread_bind(t);
 		newborn = 1;
 	}
-	if (t->blk)
-		thread_retire(t);
-	t->blk = block_get();
-	if (!t->blk)
-		goto fail;
-	t->data = t->blk->data;
-	t->cap = cl_config.buffer_bytes;
-	t->pos = 0;
+	/*
+	 * A recycled state comes with the block its last thread wrote: the
+	 * new thread appends to it while the record fits.
+	 */
+	if (!t->blk || t->pos + esize + (newborn ? trace_entry_size(sizeof(struct trace_thread)) : 0) > t->cap) {
+		if (t->blk)
+			thread_retire(t);
+		t->blk = block_get();
+		if (!t->blk)
+			goto fail;
+		t->data = t->blk->data;
+		t->cap = cl_config.buffer_bytes;
+		t->pos = 0;
+	}
 	if (newborn) {
 		/* first sight of a thread the pthread_create wrapper did not see */
-		struct trace_entry *e = (struct trace_entry *)t->data;
+		struct trace_entry *e = (struct trace_entry *)(t->data + t->pos);
 		struct trace_thread *r = (struct trace_thread *)(e + 1);
 		size_t n = trace_entry_size(sizeof(*r));
 		memset(e, 0, n);
@@ -743,12 +808,11 @@ static struct cl_thread *reserve_slow(size_t esize)
 		r->time = cl_now();
 		r->pid = cl_pid();
 		r->tid = t->tid;
-		t->pos = n;
+		t->pos += n;
 		atomic_store_explicit(&t->blk->used, t->pos, memory_order_release);
 	}
 	cl_guard_depth = guard;
 	errno = saved;
-	(void)esize;
 	return t;
 fail:
 	cl_add_drops(TRACE_DROP_BUFFER, 1);
@@ -1198,17 +1262,157 @@ static uint64_t count_entries(const unsigned char *p, size_t n)
 	return c;
 }
 
+/*
+ * Write failures.  A full disk or RLIMIT_FSIZE (`ulimit -f`) ends what a
+ * part file can take, and the drop counts written after the events would be
+ * lost with them (the report would say "dropped 0").  On the first failed
+ * write the part is cut back to the end of its last whole chunk, and further
+ * back, chunk by chunk (their records counted as dropped too), until
+ * PART_TAIL_ROOM bytes can be written there; from then on nothing but the
+ * tail is written: every later record is counted as a write drop, and the
+ * stream's end writes the counts, a warning and the end-of-stream chunk into
+ * the room kept.  PART_TAIL_ROOM holds a drops record per source, a warning
+ * with its message (at most 512 bytes) and three chunk headers, with room
+ * to spare.  The last PART_RING chunks are remembered to cut back to.
+ */
+#define PART_TAIL_ROOM 4096
+#define PART_RING 16
+static int part_full;                    /* writer lock holder only */
+static int part_errno;
+static struct { uint64_t at, entries; } part_ring[PART_RING];
+static unsigned part_ring_n, part_ring_head;
+
+static void part_ring_push(uint64_t at, uint64_t entries)
+{
+	part_ring[part_ring_head].at = at;
+	part_ring[part_ring_head].entries = entries;
+	part_ring_head = (part_ring_head + 1) % PART_RING;
+	if (part_ring_n < PART_RING)
+		part_ring_n++;
+}
+
+/* Whether PART_TAIL_ROOM bytes fit at the part's end (then cut off again). */
+static int part_room(void)
+{
+	static const unsigned char zero[PART_TAIL_ROOM];
+	off_t at = (off_t)part.offset;
+	ssize_t n;
+
+	if (ftruncate(part.fd, at) < 0 || lseek(part.fd, at, SEEK_SET) != at)
+		return 0;
+	n = pwrite(part.fd, zero, sizeof(zero), at);
+	if (ftruncate(part.fd, at) < 0)
+		return 0;
+	return n == (ssize_t)sizeof(zero);
+}
+
+static void part_write_failed(void)
+{
+	part_errno = errno ? errno : EIO;
+	part_full = 1;
+	while (!part_room()) {
+		if (!part_ring_n) {
+			part_open = 0;   /* not even the tail fits: nothing more */
+			return;
+		}
+		part_ring_head = (part_ring_head + PART_RING - 1) % PART_RING;
+		part_ring_n--;
+		cl_add_drops(TRACE_DROP_WRITE, part_ring[part_ring_head].entries);
+		part.offset = part_ring[part_ring_head].at;
+	}
+}
+
+/* Write @n bytes of entries as one chunk, or count them as dropped. */
+static int part_events(const unsigned char *p, size_t n)
+{
+	uint64_t at = part.offset, entries = count_entries(p, n);
+
+	if (!part_open || part_full) {
+		cl_add_drops(TRACE_DROP_WRITE, entries);
+		return -1;
+	}
+	if (trace_writer_chunk(&part, TRACE_CHUNK_EVENTS, 0, p, n, 1) < 0) {
+		cl_add_drops(TRACE_DROP_WRITE, entries);
+		part_write_failed();
+		return -1;
+	}
+	part_ring_push(at, entries);
+	return 0;
+}
+
+/*
+ * The tail of a part that hit a write failure: the drop counts and a
+ * warning, in the room part_write_failed() kept.  Writer lock held.
+ */
+static void part_tail(void)
+{
+	unsigned char buf[2048];
+	size_t len = 0;
+	char msg[512];
+	uint32_t id = atomic_fetch_add(&str_next_id, 1);
+	int n;
+
+	if (!part_open || !part_full)
+		return;
+	n = snprintf(msg, sizeof(msg), "%" PRIu64 " records were not written to the part file: %s",
+		     atomic_load(&drops[TRACE_DROP_WRITE]), strerror(part_errno));
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(msg))
+		n = sizeof(msg) - 1;
+	{
+		struct trace_entry *e = (struct trace_entry *)buf;
+		struct trace_string *r = (struct trace_string *)(e + 1);
+		size_t sz = trace_entry_size(sizeof(*r) + (size_t)n);
+		memset(e, 0, sz);
+		e->type = TRACE_EV_STRING;
+		e->size = (uint16_t)sz;
+		r->id = id;
+		r->len = (uint32_t)n;
+		memcpy(r + 1, msg, (size_t)n);
+		len += sz;
+	}
+	{
+		struct trace_entry *e = (struct trace_entry *)(buf + len);
+		struct trace_warning *w = (struct trace_warning *)(e + 1);
+		size_t sz = trace_entry_size(sizeof(*w));
+		memset(e, 0, sz);
+		e->type = TRACE_EV_WARNING;
+		e->size = (uint16_t)sz;
+		w->time = cl_now();
+		w->pid = cl_pid();
+		w->message_id = id;
+		len += sz;
+	}
+	for (unsigned src = 1; src < TRACE_DROP__COUNT; src++) {
+		struct trace_entry *e = (struct trace_entry *)(buf + len);
+		struct trace_drops *d = (struct trace_drops *)(e + 1);
+		size_t sz = trace_entry_size(sizeof(*d));
+		uint64_t c = atomic_load(&drops[src]);
+		if (!c)
+			continue;
+		memset(e, 0, sz);
+		e->type = TRACE_EV_DROPS;
+		e->size = (uint16_t)sz;
+		d->pid = cl_pid();
+		d->source = src;
+		d->count = c;
+		len += sz;
+		drops_written[src] = c;
+	}
+	part_full = 0;   /* for the tail only */
+	if (trace_writer_chunk(&part, TRACE_CHUNK_EVENTS, 0, buf, len, 0) < 0)
+		part_open = 0;
+	part_full = 1;
+}
+
 static int stage_flush(void)
 {
-	int ret = 0;
+	int ret;
 
 	if (!stage_len)
 		return 0;
-	if (!part_open ||
-	    trace_writer_chunk(&part, TRACE_CHUNK_EVENTS, 0, stage, stage_len, 1) < 0) {
-		cl_add_drops(TRACE_DROP_WRITE, count_entries(stage, stage_len));
-		ret = -1;
-	}
+	ret = part_events(stage, stage_len);
 	stage_len = 0;
 	return ret;
 }
@@ -1252,9 +1456,7 @@ static size_t writer_pass(void)
 			if (len >= (64u << 10)) {
 				/* big enough for a chunk of its own: no copy */
 				stage_flush();
-				if (!part_open || trace_writer_chunk(&part, TRACE_CHUNK_EVENTS, 0,
-								     b->data + b->flushed, len, 1) < 0)
-					cl_add_drops(TRACE_DROP_WRITE, count_entries(b->data + b->flushed, len));
+				part_events(b->data + b->flushed, len);
 			} else {
 				stage_raw(b->data + b->flushed, len);
 			}
@@ -1292,20 +1494,75 @@ static size_t writer_pass(void)
 	return total;
 }
 
+/*
+ * profile's liveness pipe (GPUSCOPE_WATCH_FD): 0 while profile runs, 1
+ * when it ended normally (it wrote a byte before closing), 2 when it is gone
+ * without one (killed, even by SIGKILL: the kernel closes its end).  Waits
+ * up to @ns for a change; without a pipe it only sleeps.
+ */
+static int watch_wait(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	struct pollfd p = { cl_config.watch_fd, POLLIN, 0 };
+
+	if (cl_config.watch_fd < 0) {
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	if (ppoll(&p, 1, &ts, NULL) <= 0)
+		return 0;
+	if (p.revents & POLLIN)
+		return 1;
+	if (p.revents & POLLHUP)
+		return 2;
+	if (p.revents & POLLNVAL)
+		nanosleep(&ts, NULL);   /* the program closed it after all: no watch */
+	return 0;
+}
+
+/*
+ * profile has ended before this process: finish the part file (everything
+ * committed, then the end of the stream) and stop recording; the program
+ * runs on.  When profile was killed, say where the part is: `gpuscope
+ * merge` makes a report of finished parts (docs/collector.md).
+ */
+static void stream_end(void);
+
+static void watch_ended(int killed)
+{
+	char path[4200];
+
+	if (wlock_take(1) < 0)
+		return;
+	if (atomic_load(&finished)) {
+		wlock_drop();
+		return;
+	}
+	snprintf(path, sizeof(path), "%s", part_open && part.path ? part.path : "");
+	atomic_store(&cl_live, 0);
+	stream_end();
+	atomic_store(&finished, 1);
+	/* the lock stays taken: nothing more is written */
+	if (killed && path[0])
+		fprintf(stderr, "gpuscope collector: gpuscope profile ended before process %u; its part "
+			"'%s' is complete: 'gpuscope merge -o OUT %s/*%s' makes a report of the parts\n",
+			cl_pid(), path, cl_config.dir, TRACE_FILE_EXT);
+}
+
 static void *writer_main(void *arg)
 {
-	int busy = 0;
+	int busy = 0, w;
 
 	(void)arg;
 	cl_mark_internal_thread();
 	prctl(PR_SET_NAME, "gpuscope-write", 0, 0, 0);
 	__atomic_store_n(&cl_writer_tid, cl_tid(), __ATOMIC_RELEASE);
 	while (!atomic_load(&finished)) {
-		struct timespec ts;
-		uint64_t ns = busy ? 1000000u : cl_config.flush_ns;
-		ts.tv_sec = (time_t)(ns / 1000000000u);
-		ts.tv_nsec = (long)(ns % 1000000000u);
-		nanosleep(&ts, NULL);
+		w = watch_wait(busy ? 1000000u : cl_config.flush_ns);
+		if (w) {
+			watch_ended(w == 2);
+			break;
+		}
 		if (wlock_take(1) < 0)
 			break;
 		if (atomic_load(&finished)) {
@@ -1496,7 +1753,11 @@ static void crash_flush(int clean)
 			continue;
 		used = atomic_load(&b->used);
 		if (used > b->flushed) {
-			raw_chunk(TRACE_CHUNK_EVENTS, b->data + b->flushed, used - b->flushed);
+			if (part_full)  /* only the counts fit (see part_write_failed) */
+				atomic_fetch_add(&drops[TRACE_DROP_WRITE],
+						 count_entries(b->data + b->flushed, used - b->flushed));
+			else
+				raw_chunk(TRACE_CHUNK_EVENTS, b->data + b->flushed, used - b->flushed);
 			b->flushed = used;
 		}
 	}
@@ -1678,7 +1939,9 @@ static void stream_end(void)
 	xfsz_hold(&old);
 	errno = 0;
 	writer_pass();
+	part_tail();
 	if (part_open) {
+		part_full = 0;   /* the end chunk fits in the tail's room */
 		trace_writer_chunk(&part, TRACE_CHUNK_STREAM_END, 0, NULL, 0, 0);
 		atomic_store(&cl_part_fd, -1);
 		trace_writer_close(&part, 0);
@@ -1791,6 +2054,7 @@ static void atfork_child(void)
 		drops_written[s] = 0;
 	}
 	reg_head = NULL;
+	thread_free_list = NULL;   /* the parent's, left as they are */
 	if (t && t != CL_DEAD) {
 		t->blk = NULL;
 		t->data = NULL;
@@ -1867,6 +2131,12 @@ int cl_init(void)
 	set_error_prefix("gpuscope collector");
 	atomic_store(&my_pid, (uint32_t)syscall(SYS_getpid));
 	clk_init();
+	if (cl_config.watch_fd >= 0) {
+		struct pollfd p = { cl_config.watch_fd, POLLIN, 0 };
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
+			goto out;   /* profile has ended: run on unrecorded */
+		cl_fd_keep(cl_config.watch_fd);
+	}
 	if (part_start() < 0) {
 		/* no directory: the profile that made it has ended (a process
 		 * outlived it); the program runs on unrecorded and unwarned */
@@ -1893,9 +2163,8 @@ int cl_init(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	signals_install();
 	{
-		struct cl_thread *t = calloc(1, sizeof(*t));
+		struct cl_thread *t = thread_new();
 		if (t) {
-			thread_register(t);
 			thread_bind(t);
 			cl_emit_thread(t->tid, 0, TRACE_THREAD_START, cl_now());
 		}

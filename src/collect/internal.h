@@ -43,8 +43,9 @@ struct cl_icache {
 
 /*
  * Per-thread state, reached through a TLS pointer.  Created by the
- * pthread_create wrapper or on a thread's first record; freed never (a
- * thread's state outlives it so that late readers stay safe).
+ * pthread_create wrapper or on a thread's first record; handed back when
+ * the thread ends and taken again by a later thread (never freed: the
+ * registry keeps every state, alive or dead, so lookups stay safe).
  */
 struct cl_thread {
 	struct cl_block *blk;     /* current block, NULL until the first record */
@@ -58,7 +59,9 @@ struct cl_thread {
 	unsigned depth;           /* NVTX push/pop stack */
 	struct cl_nvtx_open stack[CL_NVTX_DEPTH];
 	struct cl_icache icache[CL_ICACHE];
-	struct cl_thread *next;   /* registry of all threads */
+	int dead;                 /* ended: on the free list, skipped by lookups */
+	struct cl_thread *next;   /* registry of all states */
+	struct cl_thread *next_free;
 };
 
 /* The calling thread's state, creating it; NULL when not recording or dead. */
@@ -68,6 +71,8 @@ uint32_t cl_thread_tid_of(pthread_t th);
 /* Set up the state of a thread about to run (pthread_create wrapper). */
 struct cl_thread *cl_thread_prepare(void);
 void cl_thread_start(struct cl_thread *t);
+/* Hand back a state that no thread uses (a pthread_create that failed, a thread's end). */
+void cl_thread_release(struct cl_thread *t);
 
 /* Set once cl_init() succeeded and until the process's stream ended. */
 extern _Atomic int cl_live;
