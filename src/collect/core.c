@@ -1500,6 +1500,10 @@ static size_t writer_pass(void)
  * without one (killed, even by SIGKILL: the kernel closes its end).  Waits
  * up to @ns for a change; without a pipe it only sleeps.
  */
+static int watch_lost;                 /* the pipe is no longer at its number */
+static dev_t watch_dev;
+static ino_t watch_ino;
+
 static int watch_wait(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
@@ -1509,14 +1513,26 @@ static int watch_wait(uint64_t ns)
 		nanosleep(&ts, NULL);
 		return 0;
 	}
+	if (watch_lost) {
+		nanosleep(&ts, NULL);
+		return 0;
+	}
 	if (ppoll(&p, 1, &ts, NULL) <= 0)
 		return 0;
+	{
+		/* the program may have dup2()ed another file onto the number */
+		struct stat st;
+		if (fstat(cl_config.watch_fd, &st) < 0 || st.st_ino != watch_ino ||
+		    st.st_dev != watch_dev) {
+			watch_lost = 1;
+			return 0;
+		}
+	}
 	if (p.revents & POLLIN)
 		return 1;
 	if (p.revents & POLLHUP)
 		return 2;
-	if (p.revents & POLLNVAL)
-		nanosleep(&ts, NULL);   /* the program closed it after all: no watch */
+	watch_lost = 1;
 	return 0;
 }
 
@@ -2133,9 +2149,14 @@ int cl_init(void)
 	clk_init();
 	if (cl_config.watch_fd >= 0) {
 		struct pollfd p = { cl_config.watch_fd, POLLIN, 0 };
+		struct stat st;
 		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
 			goto out;   /* profile has ended: run on unrecorded */
 		cl_fd_keep(cl_config.watch_fd);
+		if (fstat(cl_config.watch_fd, &st) == 0) {
+			watch_dev = st.st_dev;
+			watch_ino = st.st_ino;
+		}
 	}
 	if (part_start() < 0) {
 		/* no directory: the profile that made it has ended (a process
