@@ -47,15 +47,12 @@
 #include <time.h>
 #include <unistd.h>
 
-struct cl_config cl_config;
 _Atomic int cl_live;
 __thread int cl_guard_depth CL_TLS;
 
 
 __thread struct cl_thread *cl_self CL_TLS;
 
-/* Longest string kept (entries are at most 64 KiB). */
-#define CL_STR_MAX 4096
 
 /* ---- blocks ---- */
 
@@ -93,7 +90,6 @@ static int part_open;
 _Atomic int cl_part_fd = -1;
 static _Atomic int keep_fds[CL_KEEP_FDS];   /* fd + 1; 0 free */
 static unsigned part_seq;
-static int cl_zstd_level = 1;
 static _Atomic uint32_t wlock;          /* tid of the holder, 0 = free */
 static _Atomic int finished;            /* stream ended: nothing more is written */
 static _Atomic int child_pending;       /* 1: forked child, part not started; 2: starting */
@@ -105,20 +101,6 @@ static unsigned char *stage;
 static size_t stage_len, stage_cap;
 static uint64_t drops_written[TRACE_DROP__COUNT];
 static uint64_t (*real_write_fn)(int, const void *, size_t);
-
-/* ---- strings ---- */
-
-struct istr {
-	uint64_t hash;
-	uint32_t len, id;
-	uint32_t gen;             /* stream generation it was last defined in */
-	char s[];
-};
-static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct istr **str_slots;
-static size_t str_nslots, str_n;
-static _Atomic uint32_t str_next_id = 1;
-static _Atomic uint32_t str_gen = 1;     /* bumped for every new stream */
 
 /* ---- capture ---- */
 
@@ -136,158 +118,6 @@ static int edge_from_written, edge_until_written;
 static uint32_t sys_gettid(void)
 {
 	return (uint32_t)syscall(SYS_gettid);
-}
-
-/*
- * The clock.  Reports use CLOCK_MONOTONIC.  clock_gettime() costs 20-70 ns
- * here, two per NVTX range, so on x86-64 with the kernel's own clocksource
- * on the TSC, cl_now() reads the TSC and converts it with a line that the
- * writer thread keeps fitted to CLOCK_MONOTONIC (clk_calibrate(): the line
- * stays continuous and its slope absorbs the measured error within one
- * calibration interval, so the two clocks agree to well under 1 us).  Until
- * the first fit (20 ms after start), and elsewhere, clock_gettime() it is.
- * Parameters are published under a sequence lock; GPUSCOPE_CLOCK=monotonic
- * turns the TSC path off.
- */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#define CL_HAVE_TSC 1
-static struct {
-	_Atomic uint32_t seq;
-	_Atomic uint64_t tsc, ns;   /* a point of the line */
-	_Atomic uint64_t mult;      /* ns per tick, 32.32 fixed point */
-} clk;
-static _Atomic int clk_on;      /* the line is published */
-static int clk_allowed;         /* TSC is the kernel's clocksource */
-static uint64_t cal_tsc, cal_ns; /* last calibration pair (writer only) */
-
-static inline uint64_t clk_convert(uint64_t t, uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
-{
-	int64_t d = (int64_t)(t - base_tsc);
-	__int128 x = (__int128)d * (__int128)mult;
-
-	return base_ns + (uint64_t)(int64_t)(x >> 32);
-}
-
-static inline uint64_t clk_now(void)
-{
-	uint32_t s;
-	uint64_t r;
-
-	do {
-		s = atomic_load_explicit(&clk.seq, memory_order_acquire);
-		r = clk_convert(__rdtsc(), atomic_load_explicit(&clk.tsc, memory_order_relaxed),
-				atomic_load_explicit(&clk.ns, memory_order_relaxed),
-				atomic_load_explicit(&clk.mult, memory_order_relaxed));
-		atomic_thread_fence(memory_order_acquire);
-	} while ((s & 1) || s != atomic_load_explicit(&clk.seq, memory_order_relaxed));
-	return r;
-}
-
-/* A (tsc, monotonic ns) pair, the tightest of three tries. */
-static void clk_pair(uint64_t *tsc, uint64_t *ns)
-{
-	uint64_t best = UINT64_MAX;
-
-	for (int i = 0; i < 3; i++) {
-		uint64_t a = mono_ns(), t = __rdtsc(), b = mono_ns();
-		if (b - a < best) {
-			best = b - a;
-			*tsc = t;
-			*ns = a + (b - a) / 2;
-		}
-	}
-}
-
-static void clk_publish(uint64_t tsc, uint64_t ns, uint64_t mult)
-{
-	atomic_fetch_add_explicit(&clk.seq, 1, memory_order_acq_rel);
-	atomic_store_explicit(&clk.tsc, tsc, memory_order_relaxed);
-	atomic_store_explicit(&clk.ns, ns, memory_order_relaxed);
-	atomic_store_explicit(&clk.mult, mult, memory_order_relaxed);
-	atomic_fetch_add_explicit(&clk.seq, 1, memory_order_release);
-}
-
-static void clk_init(void)
-{
-	char src[32] = "";
-	const char *env = getenv("GPUSCOPE_CLOCK");
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		      O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		ssize_t n = read(fd, src, sizeof(src) - 1);
-		src[n > 0 ? n : 0] = 0;
-		close(fd);
-	}
-	clk_allowed = !strncmp(src, "tsc", 3) && !(env && !strcmp(env, "monotonic"));
-	if (clk_allowed)
-		clk_pair(&cal_tsc, &cal_ns);
-}
-
-/* Writer thread: refit the line to CLOCK_MONOTONIC (every >= 20 ms). */
-static void clk_calibrate(void)
-{
-	uint64_t t, n, dn, dt;
-	double f, m;
-
-	if (!clk_allowed)
-		return;
-	clk_pair(&t, &n);
-	dn = n - cal_ns;
-	dt = t - cal_tsc;
-	if (dn < 20000000u || t <= cal_tsc)
-		return;
-	f = (double)dn / (double)dt;                 /* ns per tick, measured */
-	if (!atomic_load(&clk_on)) {
-		clk_publish(t, n, (uint64_t)(f * 4294967296.0));
-		atomic_store(&clk_on, 1);
-	} else {
-		uint64_t pred = clk_convert(t, atomic_load(&clk.tsc), atomic_load(&clk.ns),
-					    atomic_load(&clk.mult));
-		int64_t err = (int64_t)(n - pred);
-		if (err > 1000000 || err < -1000000) {
-			/* far off (a stop of the VM?): jump forward, or slew back */
-			if (err > 0)
-				pred = n;
-			err = err > 0 ? 0 : -1000000;
-		}
-		/* reach the monotonic clock again by the next calibration */
-		m = f * (1.0 + (double)err / (double)dn);
-		if (m > f * 1.001)
-			m = f * 1.001;
-		if (m < f * 0.999)
-			m = f * 0.999;
-		clk_publish(t, pred, (uint64_t)(m * 4294967296.0));
-	}
-	cal_tsc = t;
-	cal_ns = n;
-}
-#else
-static void clk_init(void)
-{
-}
-
-static void clk_calibrate(void)
-{
-}
-#endif
-
-uint64_t cl_now(void)
-{
-#ifdef CL_HAVE_TSC
-	if (atomic_load_explicit(&clk_on, memory_order_relaxed))
-		return clk_now();
-#endif
-	return mono_ns();
 }
 
 uint32_t cl_pid(void)
@@ -340,96 +170,6 @@ void cl_add_drops(unsigned source, uint64_t n)
 {
 	if (source < TRACE_DROP__COUNT)
 		atomic_fetch_add_explicit(&drops[source], n, memory_order_relaxed);
-}
-
-/* ---- configuration ---- */
-
-static uint64_t env_u64(const char *name, uint64_t def)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long long x;
-
-	if (!v || !*v)
-		return def;
-	errno = 0;
-	x = strtoull(v, &end, 10);
-	if (errno || *end)
-		return def;
-	return x;
-}
-
-static void config_capture(const char *spec)
-{
-	if (!spec || !*spec)
-		return;
-	if (!strcmp(spec, "cudaProfilerApi")) {
-		cl_config.capture_mode = CL_CAPTURE_CUDA_PROFILER;
-	} else if (!strncmp(spec, "nvtx:", 5)) {
-		const char *name = spec + 5, *at = strrchr(name, '@');
-		size_t n = at ? (size_t)(at - name) : strlen(name);
-		if (n >= sizeof(cl_config.capture_name))
-			n = sizeof(cl_config.capture_name) - 1;
-		memcpy(cl_config.capture_name, name, n);
-		cl_config.capture_name[n] = 0;
-		if (at)
-			snprintf(cl_config.capture_domain, sizeof(cl_config.capture_domain), "%s", at + 1);
-		cl_config.capture_mode = CL_CAPTURE_NVTX;
-	}
-}
-
-static void config_read(void)
-{
-	const char *dir = getenv("GPUSCOPE_DIR"), *tr = getenv("GPUSCOPE_TRACE");
-	const char *end = getenv("GPUSCOPE_CAPTURE_END");
-
-	memset(&cl_config, 0, sizeof(cl_config));
-	if (dir)
-		snprintf(cl_config.dir, sizeof(cl_config.dir), "%s", dir);
-	if (!tr) {
-		cl_config.trace = CL_TRACE_NVTX | CL_TRACE_OSRT | CL_TRACE_CUDA;
-	} else {
-		if (strstr(tr, "nvtx"))
-			cl_config.trace |= CL_TRACE_NVTX;
-		if (strstr(tr, "osrt"))
-			cl_config.trace |= CL_TRACE_OSRT;
-		if (strstr(tr, "cuda"))
-			cl_config.trace |= CL_TRACE_CUDA;
-	}
-	cl_config.osrt_threshold_ns = env_u64("GPUSCOPE_OSRT_THRESHOLD_NS", 1000);
-	cl_config.cpu_sample_hz = (unsigned)env_u64("GPUSCOPE_CPU_SAMPLE_HZ", 100);
-	if (cl_config.cpu_sample_hz > 10000)
-		cl_config.cpu_sample_hz = 10000;
-	config_capture(getenv("GPUSCOPE_CAPTURE"));
-	cl_config.capture_repeat = end && !strcmp(end, "repeat");
-	cl_config.delay_ns = env_u64("GPUSCOPE_DELAY_NS", 0);
-	cl_config.duration_ns = env_u64("GPUSCOPE_DURATION_NS", 0);
-	cl_config.cuda_all_apis = env_u64("GPUSCOPE_CUDA_ALL_APIS", 0) != 0;
-	cl_config.flush_ns = env_u64("GPUSCOPE_FLUSH_MS", 50) * 1000000u;
-	if (cl_config.flush_ns < 1000000u)
-		cl_config.flush_ns = 1000000u;
-	{
-		const char *z = getenv("GPUSCOPE_ZSTD_LEVEL");
-		if (z && *z)
-			cl_zstd_level = atoi(z);
-	}
-	cl_config.buffer_bytes = (size_t)env_u64("GPUSCOPE_BUFFER_KB", 1024) << 10;
-	if (cl_config.buffer_bytes < (64u << 10))
-		cl_config.buffer_bytes = 64u << 10;
-	if (cl_config.buffer_bytes > (64u << 20))
-		cl_config.buffer_bytes = 64u << 20;
-	cl_config.watch_fd = -1;
-	{
-		/* profile's liveness pipe: only a pipe's read end is taken for it */
-		uint64_t fd = env_u64(GS_ENV_WATCH_FD, UINT64_MAX);
-		struct stat st;
-		if (fd < 65536 && fstat((int)fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-		    (fcntl((int)fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
-			cl_config.watch_fd = (int)fd;
-	}
-	cl_config.max_buffer_bytes = (size_t)env_u64("GPUSCOPE_MAX_BUFFER_MB", 2048) << 20;
-	if (cl_config.max_buffer_bytes < 2 * cl_config.buffer_bytes)
-		cl_config.max_buffer_bytes = 2 * cl_config.buffer_bytes;
 }
 
 /* ---- recording state ---- */
@@ -904,139 +644,6 @@ void cl_commit(void)
 	t->pending = 0;
 }
 
-/* ---- strings ---- */
-
-static struct istr *str_find_or_add(const char *s, size_t len, uint64_t h)
-{
-	size_t mask, i;
-	struct istr *e;
-
-	if (str_n * 2 >= str_nslots) {
-		size_t n = str_nslots ? str_nslots * 2 : 1024;
-		struct istr **slots = calloc(n, sizeof(*slots));
-		if (!slots)
-			return NULL;
-		for (size_t k = 0; k < str_nslots; k++) {
-			if (!str_slots[k])
-				continue;
-			for (i = str_slots[k]->hash & (n - 1); slots[i]; i = (i + 1) & (n - 1))
-				;
-			slots[i] = str_slots[k];
-		}
-		free(str_slots);
-		str_slots = slots;
-		str_nslots = n;
-	}
-	mask = str_nslots - 1;
-	for (i = h & mask; (e = str_slots[i]); i = (i + 1) & mask)
-		if (e->hash == h && e->len == len && !memcmp(e->s, s, len))
-			return e;
-	e = malloc(sizeof(*e) + len + 1);
-	if (!e)
-		return NULL;
-	e->hash = h;
-	e->len = (uint32_t)len;
-	e->id = atomic_fetch_add(&str_next_id, 1);
-	e->gen = 0;
-	memcpy(e->s, s, len);
-	e->s[len] = 0;
-	str_slots[i] = e;
-	str_n++;
-	return e;
-}
-
-static void emit_string(uint32_t id, const char *s, size_t len)
-{
-	struct trace_string *r = cl_reserve(TRACE_EV_STRING, sizeof(*r) + len);
-
-	if (!r)
-		return;
-	r->id = id;
-	r->len = (uint32_t)len;
-	memcpy(r + 1, s, len);
-	cl_commit();
-}
-
-uint32_t cl_intern(const char *s, size_t len)
-{
-	struct cl_thread *t = cl_self;
-	uint32_t gen = atomic_load_explicit(&str_gen, memory_order_relaxed), id;
-	struct cl_icache *c = NULL;
-	struct istr *e;
-	int define, guard;
-
-	if (!s || !len || !atomic_load_explicit(&cl_live, memory_order_relaxed))
-		return 0;
-	if (len > CL_STR_MAX)
-		len = CL_STR_MAX;
-	if (t && t != CL_DEAD) {
-		uintptr_t p = (uintptr_t)s;
-		c = &t->icache[((p >> 3) ^ (p >> 12)) & (CL_ICACHE - 1)];
-		if (c->ptr == s && c->len == len && c->gen == gen && !memcmp(c->copy, s, len))
-			return c->id;
-	}
-	guard = cl_guard_depth;
-	cl_guard_depth = 1;
-	pthread_mutex_lock(&str_lock);
-	e = str_find_or_add(s, len, hash_bytes(s, len));
-	define = e && e->gen != gen;
-	if (define)
-		e->gen = gen;
-	pthread_mutex_unlock(&str_lock);
-	if (!e) {
-		cl_guard_depth = guard;
-		return 0;
-	}
-	id = e->id;
-	if (define) {
-		struct cl_thread *me = cl_self;
-		size_t before = me && me != CL_DEAD && me->blk ? me->pos : (size_t)-1;
-		emit_string(id, e->s, len);
-		me = cl_self;
-		if (!me || me == CL_DEAD || !me->blk || me->pos == before) {
-			/* the definition was dropped: let a later use define it */
-			pthread_mutex_lock(&str_lock);
-			e->gen = 0;
-			pthread_mutex_unlock(&str_lock);
-		}
-	}
-	t = cl_self;
-	if (t && t != CL_DEAD) {
-		uintptr_t p = (uintptr_t)s;
-		c = &t->icache[((p >> 3) ^ (p >> 12)) & (CL_ICACHE - 1)];
-		c->ptr = s;
-		c->copy = e->s;
-		c->len = (uint32_t)len;
-		c->id = id;
-		c->gen = gen;
-	}
-	cl_guard_depth = guard;
-	return id;
-}
-
-void cl_warning(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	struct trace_warning *w;
-	uint32_t id;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	id = cl_intern(buf, strlen(buf));
-	w = cl_reserve(TRACE_EV_WARNING, sizeof(*w));
-	if (!w)
-		return;
-	w->time = cl_now();
-	w->pid = cl_pid();
-	w->message_id = id;
-	cl_commit();
-}
-
 /* ---- the part file ---- */
 
 static void stage_raw(const void *p, size_t n);
@@ -1056,54 +663,6 @@ static void stage_entry(unsigned type, const void *rec, size_t size)
 	stage_raw(buf, n);
 }
 
-/* Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t k;
-	uint32_t c;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		k = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		k = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		k = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (k > n)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return k;
-}
-
-/*
- * Command lines and paths are bytes, the report's strings are UTF-8 text
- * (JSON, HTML, Perfetto): every byte that is not part of a valid sequence
- * becomes '?'.
- */
-void cl_utf8_clean(char *s, size_t n)
-{
-	unsigned char *u = (unsigned char *)s;
-
-	for (size_t i = 0; i < n;) {
-		size_t k = utf8_seq(u + i, n - i);
-		if (!k) {
-			u[i++] = '?';
-			continue;
-		}
-		i += k;
-	}
-}
-
 static uint32_t stage_string(char *s, size_t len)
 {
 	unsigned char buf[sizeof(struct trace_string) + CL_STR_MAX];
@@ -1114,7 +673,7 @@ static uint32_t stage_string(char *s, size_t len)
 	if (len > CL_STR_MAX)
 		len = CL_STR_MAX;
 	cl_utf8_clean(s, len);
-	r->id = atomic_fetch_add(&str_next_id, 1);
+	r->id = atomic_fetch_add(&cl_str_next_id, 1);
 	r->len = (uint32_t)len;
 	memcpy(r + 1, s, len);
 	stage_entry(TRACE_EV_STRING, buf, sizeof(*r) + len);
@@ -1195,7 +754,7 @@ static int part_start_unguarded(void)
 	}
 	if (trace_writer_fdopen(&part, fd, path, 1) < 0)
 		return -1;
-	part.level = cl_zstd_level;
+	part.level = cl_config.zstd_level;
 	part_open = 1;
 	atomic_store(&cl_part_fd, fd);
 
@@ -1349,7 +908,7 @@ static void part_tail(void)
 	unsigned char buf[2048];
 	size_t len = 0;
 	char msg[512];
-	uint32_t id = atomic_fetch_add(&str_next_id, 1);
+	uint32_t id = atomic_fetch_add(&cl_str_next_id, 1);
 	int n;
 
 	if (!part_open || !part_full)
@@ -1587,7 +1146,7 @@ static void *writer_main(void *arg)
 		}
 		busy = writer_pass() >= cl_config.buffer_bytes;
 		wlock_drop();
-		clk_calibrate();
+		cl_clock_calibrate();
 	}
 	return NULL;
 }
@@ -1827,7 +1386,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		/* a termination request, not a crash: the stream ends cleanly */
 		int clean = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE;
 		if (clean)
-			cl_cuda_flush(1);
+			cl_sources_flush(1);
 		crash_flush(clean);
 	}
 	memset(&dfl, 0, sizeof(dfl));
@@ -1976,8 +1535,8 @@ void cl_final(void)
 	cl_guard_depth = 1;
 	if (atomic_load(&child_pending))
 		child_start();
-	cl_cuda_flush(1);
-	cl_cpusample_stop();
+	cl_sources_flush(1);
+	cl_sources_stop();
 	if (wlock_take(1) == 0) {
 		struct cl_thread *t = cl_self;
 		if (t && t != CL_DEAD && !t->internal)
@@ -1997,7 +1556,7 @@ void cl_before_exec(void)
 	if (!atomic_load(&cl_live) || cl_in_vfork_child() || atomic_load(&child_pending))
 		return;
 	cl_guard_depth++;
-	cl_cuda_flush(1);
+	cl_sources_flush(1);
 	if (wlock_take(1) == 0) {
 		stream_end();
 		exec_locked = 1;
@@ -2011,7 +1570,7 @@ void cl_after_exec_failed(void)
 		return;
 	cl_guard_depth++;
 	exec_locked = 0;
-	atomic_fetch_add(&str_gen, 1);   /* a new stream: strings are defined again */
+	atomic_fetch_add(&cl_str_gen, 1);   /* a new stream: strings are defined again */
 	if (part_start() < 0)
 		atomic_store(&cl_live, 0);
 	wlock_drop();
@@ -2026,7 +1585,7 @@ static void atfork_prepare(void)
 		return;
 	cl_guard_depth++;
 	wlock_take(0);
-	pthread_mutex_lock(&str_lock);
+	pthread_mutex_lock(&cl_str_lock);
 	pthread_mutex_lock(&reg_lock);
 	pthread_mutex_lock(&pool_lock);
 }
@@ -2037,7 +1596,7 @@ static void atfork_parent(void)
 		return;
 	pthread_mutex_unlock(&pool_lock);
 	pthread_mutex_unlock(&reg_lock);
-	pthread_mutex_unlock(&str_lock);
+	pthread_mutex_unlock(&cl_str_lock);
 	wlock_drop();
 	cl_guard_depth--;
 }
@@ -2051,7 +1610,7 @@ static void atfork_child(void)
 		return;
 	pthread_mutex_init(&pool_lock, NULL);
 	pthread_mutex_init(&reg_lock, NULL);
-	pthread_mutex_init(&str_lock, NULL);
+	pthread_mutex_init(&cl_str_lock, NULL);
 	pthread_mutex_init(&start_lock, NULL);
 	atomic_store(&my_pid, (uint32_t)syscall(SYS_getpid));
 	/* the parent's unwritten records are the parent's: drop every block */
@@ -2092,10 +1651,8 @@ static void atfork_child(void)
 	writer_running = 0;
 	cl_writer_tid = 0;
 	exec_locked = 0;
-	atomic_fetch_add(&str_gen, 1);
-	cl_cpusample_atfork_child();
-	cl_nvtx_atfork_child();
-	cl_cuda_atfork_child();
+	atomic_fetch_add(&cl_str_gen, 1);
+	cl_sources_atfork_child();
 	atomic_store(&child_pending, 1);
 	atomic_store(&wlock, 0);
 	cl_guard_depth--;
@@ -2114,7 +1671,7 @@ static void child_start(void)
 		}
 		if (atomic_load(&cl_live)) {
 			writer_start();
-			cl_cpusample_start();
+			cl_sources_start();
 		}
 		atomic_store(&child_pending, 0);
 	}
@@ -2134,7 +1691,7 @@ int cl_init(void)
 	if (!atomic_compare_exchange_strong(&init_state, &expect, 1))
 		return atomic_load(&init_state) == 2 && cl_config.enabled ? 0 : -1;
 	cl_guard_depth++;
-	config_read();
+	cl_config_read();
 	real_write_fn = (uint64_t(*)(int, const void *, size_t))cl_sym("write");
 	if (!cl_config.dir[0] || !real_write_fn || pool_init() < 0)
 		goto out;
@@ -2146,7 +1703,7 @@ int cl_init(void)
 		goto out;
 	set_error_prefix("gpuscope collector");
 	atomic_store(&my_pid, (uint32_t)syscall(SYS_getpid));
-	clk_init();
+	cl_clock_init();
 	if (cl_config.watch_fd >= 0) {
 		struct pollfd p = { cl_config.watch_fd, POLLIN, 0 };
 		struct stat st;
@@ -2168,8 +1725,7 @@ int cl_init(void)
 	}
 	if (cl_config.delay_ns || cl_config.duration_ns) {
 		/* --delay/--duration count from the start of the profiled program */
-		const char *t0 = getenv("GPUSCOPE_START_NS");
-		uint64_t base = t0 ? strtoull(t0, NULL, 10) : 0;
+		uint64_t base = cl_config.start_ns;
 		if (!base)
 			base = cl_now();
 		timed = 1;
@@ -2195,7 +1751,7 @@ int cl_init(void)
 		cl_config.enabled = 0;
 		goto out;
 	}
-	cl_cpusample_start();
+	cl_sources_start();
 out:
 	atomic_store(&init_state, 2);
 	cl_guard_depth--;

@@ -64,6 +64,21 @@ struct cl_thread {
 	struct cl_thread *next_free;
 };
 
+/* Longest string kept (entries are at most 64 KiB). */
+#define CL_STR_MAX 4096
+
+/* The string table (strings.c): its lock (taken across fork), the next id, the stream generation. */
+extern pthread_mutex_t cl_str_lock;
+extern _Atomic uint32_t cl_str_next_id;
+extern _Atomic uint32_t cl_str_gen;   /* bumped for every new stream */
+
+/* The clock (clock.c): set up at start; refitted by the writer thread. */
+void cl_clock_init(void);
+void cl_clock_calibrate(void);
+
+/* Read every setting from the environment into cl_config (config.c). */
+void cl_config_read(void);
+
 /* The calling thread's state, creating it; NULL when not recording or dead. */
 struct cl_thread *cl_thread_get(void);
 /* The tid of the thread @th when it is known to the collector, else 0. */
@@ -95,6 +110,26 @@ void cl_after_exec_failed(void);
 void cl_final(void);
 /* In a vfork child (shares the parent's memory): do nothing at all. */
 int cl_in_vfork_child(void);
+
+/*
+ * An event source's lifecycle (sources.c holds the table).  start: once the
+ * writer runs (the process's start, a forked child's first record), 0 or
+ * -1; stop: at the process's end, before the last write; atfork_child: in
+ * a forked child, before anything is recorded; flush(final): hand over
+ * what the source buffers itself, before a final write (@final: the
+ * process is ending or exec'ing).  Any of them may be NULL.
+ */
+struct cl_source {
+	const char *name;
+	int (*start)(void);
+	void (*stop)(void);
+	void (*atfork_child)(void);
+	void (*flush)(int final);
+};
+void cl_sources_start(void);
+void cl_sources_stop(void);
+void cl_sources_atfork_child(void);
+void cl_sources_flush(int final);
 
 /* CPU sampling thread (cpusample.c). */
 int cl_cpusample_start(void);
