@@ -5,8 +5,11 @@
  * CUDA injection variables), waits for it, and merges the part files that
  * every traced process wrote into a temporary directory into one report.
  * The profile exits with the program's status (128+N when signal N killed
- * it), forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT to it, and never overwrites a
- * report unless --force.  docs/collector.md documents every option.
+ * it), forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT to it once (not those the
+ * process group got already), hands it the signal actions and mask profile
+ * inherited, tells the collectors through a pipe when profile is gone, and
+ * never overwrites a report unless --force.  docs/collector.md documents
+ * every option.
  */
 #include "commands.h"
 #include "../collect/env.h"
