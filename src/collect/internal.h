@@ -1,10 +1,13 @@
 /*
  * internal.h - what the collector's own files share beyond collect.h.
  *
- * core.c owns the configuration, the block pool, the per-thread state, the
- * string table, the writer thread and every exit path.  nvtx.c, osrt.c and
- * cpusample.c only record through cl_reserve()/cl_commit() and the helpers
- * below.  Nothing here is exported from the shared library.
+ * config.c reads the settings, clock.c keeps the clock, strings.c the
+ * string table; core.c owns the block pool, the per-thread state, the
+ * capture windows, the writer thread and the part file; exit.c every way a
+ * stream ends; fork.c the process tree.  The sources (sources.c's table:
+ * cpusample.c, nvtx.c, cupti.c; osrt.c's interposers) only record through
+ * cl_reserve()/cl_commit() and the helpers below.  Nothing here is
+ * exported from the shared library.
  */
 #ifndef GS_COLLECT_INTERNAL_H
 #define GS_COLLECT_INTERNAL_H
@@ -12,6 +15,7 @@
 #include "collect.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/types.h>
 
@@ -168,5 +172,78 @@ extern uint32_t cl_writer_tid;
 
 /* A tid that must not be sampled or traced: one of the collector's threads. */
 void cl_mark_internal_thread(void);
+
+/*
+ * ---- shared by core.c (buffers, threads, writer, start), exit.c and fork.c ----
+ * Locking: the writer lock (cl_wlock, a spin word holding its owner's tid,
+ * so that a signal handler can take it) guards the part file, the staging
+ * buffer and every block's `flushed`; cl_pool_lock the free list;
+ * cl_reg_lock the thread registry.  fork() takes them all (fork.c).
+ */
+enum { BLK_FREE = 0, BLK_ACTIVE = 1, BLK_RETIRED = 2 };
+
+struct cl_block {
+	unsigned char *data;
+	_Atomic size_t used;      /* committed bytes, store-release by the owner */
+	size_t flushed;           /* written bytes; writer lock holder only */
+	_Atomic int state;
+	struct cl_block *next_free;
+};
+
+/* the block pool (core.c) */
+extern struct cl_block *cl_blocks;
+extern size_t cl_nblocks_max;
+extern _Atomic size_t cl_nblocks_used;
+extern struct cl_block *cl_free_list;
+extern _Atomic size_t cl_nfree;
+extern pthread_mutex_t cl_pool_lock;
+extern _Atomic uint64_t cl_drops[TRACE_DROP__COUNT];
+extern uint64_t cl_drops_written[TRACE_DROP__COUNT];
+int cl_pool_init(void);
+void cl_thread_retire(struct cl_thread *t);
+
+/* the thread registry (core.c) */
+extern pthread_mutex_t cl_reg_lock;
+extern struct cl_thread *cl_reg_head;
+extern struct cl_thread *cl_thread_free_list;
+extern pthread_key_t cl_thread_key;
+struct cl_thread *cl_thread_new(void);
+void cl_thread_bind(struct cl_thread *t);
+void cl_thread_exit_cb(void *arg);
+uint32_t cl_sys_gettid(void);
+
+/* the process, its part file and the writer (core.c) */
+extern _Atomic uint32_t cl_my_pid;
+extern struct trace_writer cl_part;
+extern int cl_part_open;
+extern unsigned cl_part_seq;
+extern int cl_part_full;                  /* a write failed: only the tail is written */
+extern _Atomic uint32_t cl_wlock;         /* tid of the holder, 0 = free */
+extern _Atomic int cl_finished;           /* stream ended: nothing more is written */
+extern _Atomic int cl_child_pending;      /* 1: forked child, part not started; 2: starting */
+extern pthread_mutex_t cl_start_lock;
+extern int cl_writer_running;
+extern size_t cl_stage_len;
+extern uint64_t (*cl_real_write_fn)(int, const void *, size_t);
+int cl_wlock_take(int give_up_when_finished);
+void cl_wlock_drop(void);
+size_t cl_writer_pass(void);
+int cl_writer_start(void);
+int cl_part_start(void);
+void cl_part_tail(void);
+uint64_t cl_count_entries(const unsigned char *p, size_t n);
+void cl_xfsz_hold(sigset_t *old);
+void cl_xfsz_release(const sigset_t *old, int failed_efbig);
+
+/* ending (exit.c) */
+extern int cl_exec_locked;
+void cl_stream_end(void);
+void cl_signals_install(void);
+
+/* fork (fork.c) */
+void cl_atfork_prepare(void);
+void cl_atfork_parent(void);
+void cl_atfork_child(void);
+void cl_child_start(void);
 
 #endif
