@@ -93,6 +93,19 @@ __attribute__((constructor)) static void save_inherited_signals(void)
 			return;
 	if (sigprocmask(SIG_SETMASK, NULL, &inherited_mask) < 0)
 		return;
+	/*
+	 * Except SIGINT and SIGQUIT: a shell without job control ignores them
+	 * in every command it starts with &, so that the terminal's keys spare
+	 * them; profile's promise is that a SIGINT sent to it reaches the
+	 * program (tests/collect/exit_paths.sh), so the program gets their
+	 * defaults, as before.
+	 */
+	for (size_t i = 0; i < ARRAY_SIZE(inherit_sigs); i++)
+		if (inherit_sigs[i] == SIGINT || inherit_sigs[i] == SIGQUIT) {
+			memset(&inherited_act[i], 0, sizeof(inherited_act[i]));
+			inherited_act[i].sa_handler = SIG_DFL;
+			sigemptyset(&inherited_act[i].sa_mask);
+		}
 	inherited_saved = 1;
 }
 
