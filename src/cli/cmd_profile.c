@@ -5,10 +5,14 @@
  * CUDA injection variables), waits for it, and merges the part files that
  * every traced process wrote into a temporary directory into one report.
  * The profile exits with the program's status (128+N when signal N killed
- * it), forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT to it, and never overwrites a
- * report unless --force.  docs/collector.md documents every option.
+ * it), forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT to it once (not those the
+ * process group got already), hands it the signal actions and mask profile
+ * inherited, tells the collectors through a pipe when profile is gone, and
+ * never overwrites a report unless --force.  docs/collector.md documents
+ * every option.
  */
 #include "commands.h"
+#include "../collect/env.h"
 #include "../nvml/sampler.h"
 #include "../import/import.h"
 #include "../trace/trace.h"
@@ -138,12 +142,275 @@ struct profile_opts {
 
 enum { TR_NVTX = 1, TR_OSRT = 2, TR_CUDA = 4 };
 
-static volatile sig_atomic_t child_pid;
+/* ---- signals and supervision ---- */
 
-static void forward_signal(int sig)
+/*
+ * The signal actions and mask gpuscope inherited, saved by a constructor
+ * before main() ignores SIGXFSZ and before profile installs its handlers:
+ * the program gets them back before exec, so that `nohup gpuscope profile
+ * -- prog` ignores SIGHUP as `nohup prog` does.  (Only SIG_DFL and SIG_IGN
+ * survive an exec, so these are all a program can inherit.)
+ */
+static const int inherit_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
+static struct sigaction inherited_act[ARRAY_SIZE(inherit_sigs)];
+static sigset_t inherited_mask;
+static int inherited_saved;
+
+__attribute__((constructor)) static void save_inherited_signals(void)
 {
-	if (child_pid > 0)
-		kill((pid_t)child_pid, sig);
+	for (size_t i = 0; i < ARRAY_SIZE(inherit_sigs); i++)
+		if (sigaction(inherit_sigs[i], NULL, &inherited_act[i]) < 0)
+			return;
+	if (sigprocmask(SIG_SETMASK, NULL, &inherited_mask) < 0)
+		return;
+	/*
+	 * Except SIGINT and SIGQUIT: a shell without job control ignores them
+	 * in every command it starts with &, so that the terminal's keys spare
+	 * them; profile's promise is that a SIGINT sent to it reaches the
+	 * program (tests/collect/exit_paths.sh), so the program gets their
+	 * defaults, as before.
+	 */
+	for (size_t i = 0; i < ARRAY_SIZE(inherit_sigs); i++)
+		if (inherit_sigs[i] == SIGINT || inherit_sigs[i] == SIGQUIT) {
+			memset(&inherited_act[i], 0, sizeof(inherited_act[i]));
+			inherited_act[i].sa_handler = SIG_DFL;
+			sigemptyset(&inherited_act[i].sa_mask);
+		}
+	inherited_saved = 1;
+}
+
+static int inherited_ignored(int sig)
+{
+	for (size_t i = 0; inherited_saved && i < ARRAY_SIZE(inherit_sigs); i++)
+		if (inherit_sigs[i] == sig)
+			return !(inherited_act[i].sa_flags & SA_SIGINFO) &&
+			       inherited_act[i].sa_handler == SIG_IGN;
+	return 0;
+}
+
+/* In the forked child, before exec (async-signal-safe calls only). */
+static void restore_inherited_signals(void)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(inherit_sigs); i++)
+		sigaction(inherit_sigs[i], inherited_saved ? &inherited_act[i] : &dfl, NULL);
+	if (inherited_saved)
+		sigprocmask(SIG_SETMASK, &inherited_mask, NULL);
+}
+
+/*
+ * Forwarding without doubling.  profile forwards SIGINT, SIGTERM, SIGHUP
+ * and SIGQUIT to the program, but a signal sent to the whole process group
+ * (Ctrl-C from the terminal, `kill -INT -PGID`, a service manager) already
+ * reached the program, which shares profile's group: forwarding it again
+ * would deliver it twice (Python's KeyboardInterrupt cleanup is then
+ * interrupted by a second KeyboardInterrupt).  siginfo tells the terminal's
+ * signals (SI_KERNEL) apart, not a kill() of the group from one of
+ * profile alone.  So profile keeps a sentinel: a child process in the same
+ * group that blocks these signals and never handles them by itself.  A
+ * signal that was sent to the group is pending in the sentinel
+ * (/proc/PID/status, ShdPnd) by the time profile's handler runs, one sent
+ * to profile alone is not; the handler then has the sentinel take it (one
+ * byte on a pipe) so that the next one can be told apart again.
+ * kill() of a group marks every member within the one system call; the
+ * handler looks for up to SENTINEL_WAIT_US in case it runs before the
+ * sender's kill() reached the sentinel (on another CPU).
+ */
+#define SENTINEL_WAIT_US 3000
+
+static const int fwd_sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static volatile sig_atomic_t child_pid;
+static pid_t sentinel_pid = -1;
+static int sentinel_cmd = -1;          /* write end: the signal to take */
+
+/* Whether signal @sig is pending for the sentinel process (async-signal-safe). */
+static int sentinel_pending(int sig)
+{
+	char path[64], buf[2048];
+	const char *p;
+	ssize_t n;
+	size_t got = 0;
+	int fd;
+	uint64_t mask = 0;
+
+	/* "/proc/<pid>/status" without snprintf (not async-signal-safe) */
+	{
+		char digits[16];
+		size_t k = 0, len = 0;
+		unsigned long v = (unsigned long)sentinel_pid;
+		do
+			digits[k++] = (char)('0' + v % 10);
+		while ((v /= 10) && k < sizeof(digits));
+		memcpy(path, "/proc/", 6);
+		len = 6;
+		while (k)
+			path[len++] = digits[--k];
+		memcpy(path + len, "/status", 8);
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	buf[got] = 0;
+	p = strstr(buf, "\nShdPnd:");
+	if (!p)
+		return 0;
+	for (p += 8; *p == ' ' || *p == '\t'; p++)
+		;
+	for (; *p; p++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+		if (d < 0)
+			break;
+		mask = mask << 4 | (uint64_t)d;
+	}
+	return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+}
+
+/* Whether @sig, just received by profile, was sent to the whole process group. */
+static int group_got(int sig, const siginfo_t *si, pid_t pid)
+{
+	if (getpgid(pid) != getpgrp())
+		return 0;   /* the program left profile's group: nothing reached it */
+	if (si && si->si_code == SI_KERNEL)
+		return 1;   /* the terminal: the foreground group */
+	if (sentinel_pid <= 0)
+		return 0;
+	for (int waited = 0;; waited += 100) {
+		if (sentinel_pending(sig)) {
+			unsigned char b = (unsigned char)sig;
+			ssize_t n = write(sentinel_cmd, &b, 1);
+			(void)n;
+			return 1;
+		}
+		if (waited >= SENTINEL_WAIT_US)
+			return 0;
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	pid_t pid = (pid_t)child_pid;
+
+	(void)uc;
+	if (pid > 0 && !group_got(sig, si, pid))
+		kill(pid, sig);
+	errno = saved;
+}
+
+/*
+ * Start the sentinel (see group_got).  It blocks the forwarded signals,
+ * takes one when profile says so, and ends when profile does (the pipe's
+ * end, or PR_SET_PDEATHSIG).  Without it (fork failed) every signal but
+ * the terminal's is forwarded, as before.
+ */
+static void sentinel_start(void)
+{
+	sigset_t block, old;
+	int fds[2];
+	pid_t pid, parent = getpid();
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	sigemptyset(&block);
+	for (size_t i = 0; i < ARRAY_SIZE(fwd_sigs); i++)
+		sigaddset(&block, fwd_sigs[i]);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	pid = fork();
+	if (pid == 0) {
+		unsigned char b;
+		close(fds[1]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		prctl(PR_SET_NAME, "gpuscope-group", 0, 0, 0);
+		if (getppid() != parent)
+			_exit(0);
+		for (;;) {
+			ssize_t n = read(fds[0], &b, 1);
+			sigset_t one;
+			struct timespec zero = { 0, 0 };
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				_exit(0);
+			sigemptyset(&one);
+			sigaddset(&one, b);
+			sigtimedwait(&one, NULL, &zero);
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(fds[0]);
+	if (pid < 0) {
+		close(fds[1]);
+		return;
+	}
+	sentinel_pid = pid;
+	sentinel_cmd = fds[1];
+}
+
+static void sentinel_stop(void)
+{
+	if (sentinel_pid <= 0)
+		return;
+	close(sentinel_cmd);
+	kill(sentinel_pid, SIGKILL);
+	while (waitpid(sentinel_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	sentinel_pid = -1;
+	sentinel_cmd = -1;
+}
+
+/*
+ * The liveness pipe.  Every process of the tree inherits its read end (at
+ * descriptor >= WATCH_FD_MIN, spared from the program's close calls, see
+ * collect/internal.h); profile holds the only write end.  Its end, when
+ * profile is killed (even by SIGKILL), tells each collector to finish its
+ * part file; a byte written before a normal end says that profile merged
+ * what it could and nothing needs recovering.
+ */
+#define WATCH_FD_MIN 900
+static int watch_w = -1, watch_r = -1;
+
+static void watch_start(void)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	watch_r = fcntl(fds[0], F_DUPFD_CLOEXEC, WATCH_FD_MIN);
+	close(fds[0]);
+	if (watch_r < 0) {
+		close(fds[1]);
+		return;
+	}
+	watch_w = fds[1];
+}
+
+/* profile ends normally: the collectors that still run stop quietly. */
+static void watch_end(void)
+{
+	unsigned char b = 1;
+	sigset_t pipe_sig, old;
+	struct timespec zero = { 0, 0 };
+
+	if (watch_w < 0)
+		return;
+	/* when every reader is gone already the write fails: no SIGPIPE for that */
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_sig, &old);
+	if (write(watch_w, &b, 1) < 0 && errno == EPIPE && !sigismember(&old, SIGPIPE))
+		sigtimedwait(&pipe_sig, NULL, &zero);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(watch_w);
+	watch_w = -1;
 }
 
 static int parse_trace(const char *s, unsigned *out)
@@ -339,7 +606,7 @@ static char *collector_in(const char *dir, const char *sub)
  */
 static char *find_collector(void)
 {
-	const char *env = getenv("GPUSCOPE_COLLECTOR");
+	const char *env = getenv(GS_ENV_COLLECTOR);
 	char exe[4096], *dir, *p;
 	ssize_t n;
 
@@ -380,10 +647,10 @@ static void setenv_u64(const char *name, uint64_t v)
  */
 static void set_python_hook(const struct profile_opts *o, const char *lib)
 {
-	const char *off = getenv("GPUSCOPE_TORCH_MEM"), *old = getenv("PYTHONPATH");
+	const char *off = getenv(GS_ENV_TORCH_MEM), *old = getenv("PYTHONPATH");
 	char *copy = xstrdup(lib), *site = xstrfmt("%s/gpuscope_site", dirname(copy));
 
-	setenv("GPUSCOPE_TORCH_MEMORY_HISTORY", o->torch_history ? "1" : "0", 1);
+	setenv(GS_ENV_TORCH_HISTORY, o->torch_history ? "1" : "0", 1);
 	if (!(off && !strcmp(off, "0")) && access(site, R_OK | X_OK) == 0) {
 		char *v = old && *old ? xstrfmt("%s:%s", site, old) : xstrdup(site);
 		setenv("PYTHONPATH", v, 1);
@@ -398,7 +665,7 @@ static void set_environment(const struct profile_opts *o, const char *dir, const
 	const char *old = getenv("LD_PRELOAD");
 	struct strbuf sb = STRBUF_INIT;
 
-	setenv("GPUSCOPE_DIR", dir, 1);
+	setenv(GS_ENV_DIR, dir, 1);
 	if (o->trace & TR_CUDA)
 		strbuf_addstr(&sb, "cuda,");
 	if (o->trace & TR_NVTX)
@@ -407,35 +674,39 @@ static void set_environment(const struct profile_opts *o, const char *dir, const
 		strbuf_addstr(&sb, "osrt,");
 	if (sb.len)
 		sb.buf[--sb.len] = 0;
-	setenv("GPUSCOPE_TRACE", sb.len ? sb.buf : "none", 1);
+	setenv(GS_ENV_TRACE, sb.len ? sb.buf : "none", 1);
 	strbuf_release(&sb);
-	setenv_u64("GPUSCOPE_OSRT_THRESHOLD_NS", o->osrt_threshold_ns);
-	setenv_u64("GPUSCOPE_CPU_SAMPLE_HZ", o->cpu_hz);
+	setenv_u64(GS_ENV_OSRT_THRESHOLD, o->osrt_threshold_ns);
+	setenv_u64(GS_ENV_CPU_SAMPLE_HZ, o->cpu_hz);
 	if (o->capture)
-		setenv("GPUSCOPE_CAPTURE", o->capture, 1);
+		setenv(GS_ENV_CAPTURE, o->capture, 1);
 	else
-		unsetenv("GPUSCOPE_CAPTURE");
-	setenv("GPUSCOPE_CAPTURE_END", o->capture_end ? o->capture_end : "stop", 1);
-	setenv_u64("GPUSCOPE_DELAY_NS", o->delay_ns);
-	setenv_u64("GPUSCOPE_DURATION_NS", o->duration_ns);
-	setenv_u64("GPUSCOPE_CUDA_ALL_APIS", (uint64_t)o->cuda_all_apis);
+		unsetenv(GS_ENV_CAPTURE);
+	setenv(GS_ENV_CAPTURE_END, o->capture_end ? o->capture_end : "stop", 1);
+	setenv_u64(GS_ENV_DELAY, o->delay_ns);
+	setenv_u64(GS_ENV_DURATION, o->duration_ns);
+	setenv_u64(GS_ENV_CUDA_ALL_APIS, (uint64_t)o->cuda_all_apis);
 	if (o->kernel_metrics) {
-		setenv("GPUSCOPE_KERNEL_METRICS", o->kernel_metrics, 1);
-		setenv_u64("GPUSCOPE_KERNEL_COUNT", o->kernel_count);
+		setenv(GS_ENV_KERNEL_METRICS, o->kernel_metrics, 1);
+		setenv_u64(GS_ENV_KERNEL_COUNT, o->kernel_count);
 		if (o->kernel_filter)
-			setenv("GPUSCOPE_KERNEL_FILTER", o->kernel_filter, 1);
+			setenv(GS_ENV_KERNEL_FILTER, o->kernel_filter, 1);
 		else
-			unsetenv("GPUSCOPE_KERNEL_FILTER");
+			unsetenv(GS_ENV_KERNEL_FILTER);
 	} else {
-		unsetenv("GPUSCOPE_KERNEL_METRICS");
-		unsetenv("GPUSCOPE_KERNEL_FILTER");
-		unsetenv("GPUSCOPE_KERNEL_COUNT");
+		unsetenv(GS_ENV_KERNEL_METRICS);
+		unsetenv(GS_ENV_KERNEL_FILTER);
+		unsetenv(GS_ENV_KERNEL_COUNT);
 	}
 	if (o->pm_us)
-		setenv_u64("GPUSCOPE_PM_SAMPLING", o->pm_us);
+		setenv_u64(GS_ENV_PM_SAMPLING, o->pm_us);
 	else
-		unsetenv("GPUSCOPE_PM_SAMPLING");
-	setenv_u64("GPUSCOPE_START_NS", now_mono_ns());
+		unsetenv(GS_ENV_PM_SAMPLING);
+	setenv_u64(GS_ENV_START, now_mono_ns());
+	if (watch_r >= 0)
+		setenv_u64(GS_ENV_WATCH_FD, (uint64_t)watch_r);
+	else
+		unsetenv(GS_ENV_WATCH_FD);
 
 	if (old && *old) {
 		char *v = xstrfmt("%s:%s", lib, old);
@@ -475,12 +746,10 @@ static pid_t spawn(char **argv)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);  /* main() and export ignore these two */
-		signal(SIGXFSZ, SIG_DFL);
+		/* what the program would have had without profile */
+		restore_inherited_signals();
+		if (watch_r >= 0)
+			fcntl(watch_r, F_SETFD, 0);   /* inherited through exec */
 		execvp(argv[0], argv);
 		err = errno;
 		n = write(fds[1], &err, sizeof(err));
@@ -489,6 +758,10 @@ static pid_t spawn(char **argv)
 	}
 	child_pid = pid;   /* signals from now on are forwarded */
 	close(fds[1]);
+	if (watch_r >= 0) {
+		close(watch_r);   /* the tree holds it now */
+		watch_r = -1;
+	}
 	do
 		n = read(fds[0], &err, sizeof(err));
 	while (n < 0 && errno == EINTR);
@@ -922,8 +1195,7 @@ int cmd_profile(int argc, char **argv)
 	char *out, *lib, *tmp, *nvml_path = NULL, **parts;
 	const char *tmproot = getenv("TMPDIR");
 	struct nvml_sampler *sampler = NULL;
-	struct sigaction sa, old[4];
-	static const int fwd[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa, old[ARRAY_SIZE(fwd_sigs)];
 	struct report_counts rc = { 0 };
 	size_t nparts;
 	int first = 0, status, ret;
@@ -958,6 +1230,8 @@ int cmd_profile(int argc, char **argv)
 		free(tmp);
 		return EXIT_FAIL;
 	}
+	sentinel_start();
+	watch_start();
 	set_environment(&o, tmp, lib);
 
 	if (o.gpu_metrics) {
@@ -969,11 +1243,18 @@ int cmd_profile(int argc, char **argv)
 	}
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = forward_signal;
+	sa.sa_sigaction = forward_signal;
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	for (int i = 0; i < 4; i++)
-		sigaction(fwd[i], &sa, &old[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(fwd_sigs); i++)
+		sigaddset(&sa.sa_mask, fwd_sigs[i]);   /* one handler at a time (the sentinel) */
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
+	for (size_t i = 0; i < ARRAY_SIZE(fwd_sigs); i++) {
+		/* a signal ignored where profile was started (nohup) stays ignored */
+		if (inherited_ignored(fwd_sigs[i]))
+			sigaction(fwd_sigs[i], NULL, &old[i]);
+		else
+			sigaction(fwd_sigs[i], &sa, &old[i]);
+	}
 
 	if (is_static_elf(argv[first]))
 		warning("'%s' is statically linked: the collector cannot be loaded into it, only into "
@@ -982,6 +1263,8 @@ int cmd_profile(int argc, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	pid = spawn(argv + first);
 	if (pid < 0) {
+		sentinel_stop();
+		watch_end();
 		if (sampler)
 			nvml_sampler_stop(sampler);
 		parts = list_parts(tmp, &nparts);
@@ -998,9 +1281,11 @@ int cmd_profile(int argc, char **argv)
 	child_pid = pid;
 	status = wait_status(pid);
 	child_pid = 0;
+	sentinel_stop();
 	wait_rest();
-	for (int i = 0; i < 4; i++)
-		sigaction(fwd[i], &old[i], NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(fwd_sigs); i++)
+		sigaction(fwd_sigs[i], &old[i], NULL);
+	watch_end();
 	if (sampler && nvml_sampler_stop(sampler) < 0)
 		warning("GPU metrics may be incomplete");
 

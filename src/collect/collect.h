@@ -7,8 +7,11 @@
  * in cupti.c).  All three reach the same globals.
  *
  * Configuration comes from the environment once, in cl_init() (called from
- * the constructor and from every entry point; idempotent and thread-safe).
- * After cl_init() returns, cl_config is read-only except across fork().
+ * the constructor and from every entry point; idempotent and thread-safe):
+ * config.c reads every GPUSCOPE_* variable (env.h) into cl_config, before
+ * the program's code runs.  After cl_init() returns, cl_config is read-only
+ * (fork() keeps it as it is); no other file calls getenv() for a setting
+ * but cupti_load.c for GPUSCOPE_CUPTI_PATH (tests/cupti link the loader alone).
  *
  * Recording: a hook calls cl_reserve() for a record of a given type, fills
  * it, and calls cl_commit().  The record lands in the calling thread's
@@ -62,6 +65,22 @@ struct cl_config {
 	uint64_t flush_ns;          /* writer period (default 50 ms) */
 	size_t buffer_bytes;        /* per block */
 	size_t max_buffer_bytes;    /* cap on all blocks; past it records are dropped */
+	int watch_fd;               /* profile's liveness pipe (read end), -1 = none */
+	int zstd_level;             /* GPUSCOPE_ZSTD_LEVEL (default 1) */
+	int clock_monotonic;        /* GPUSCOPE_CLOCK=monotonic: no TSC clock */
+	uint64_t start_ns;          /* GPUSCOPE_START_NS: the program's start, 0 = unknown */
+	/* CUDA tracing (cupti.c, cupti_load.c); developers' knobs, docs/cuda.md */
+	struct {
+		char api_mode[32];      /* GPUSCOPE_CUPTI_API_MODE, "" = callback */
+		char kinds[256];        /* GPUSCOPE_CUPTI_KINDS */
+		int kinds_set;          /* ... was given */
+		int no_subscribe;       /* GPUSCOPE_CUPTI_SUBSCRIBE=0 */
+		int cupti_clock;        /* GPUSCOPE_CUPTI_CLOCK=cupti */
+		unsigned driver;        /* GPUSCOPE_CUPTI_DRIVER: 0 or 1 (default) */
+		unsigned pool;          /* GPUSCOPE_CUPTI_POOL: 0 or 1 (default) */
+		size_t buffer_bytes;    /* GPUSCOPE_CUPTI_BUFFER_KB: 64 KiB .. 1 GiB (4 MiB) */
+		unsigned flush_ms;      /* GPUSCOPE_CUPTI_FLUSH_MS: 0 .. 600000 (1000) */
+	} cupti;
 	char dir[4096];
 };
 

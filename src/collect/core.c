@@ -1,6 +1,8 @@
 /*
- * core.c - the collector's heart: configuration, per-thread buffers, the
- * string table, the writer thread, and every way a process can end.
+ * core.c - the collector's heart: per-thread buffers and the block pool,
+ * the thread registry, the capture windows, the writer thread and the part
+ * file, and cl_init().  (Settings: config.c; clock: clock.c; strings:
+ * strings.c; endings: exit.c; fork: fork.c; sources: sources.c.)
  *
  * Buffers.  One address range of max_buffer_bytes is reserved at start
  * (MAP_NORESERVE: pages are only committed when written) and cut into
@@ -17,14 +19,15 @@
  * frees retired blocks once written.  Only the lock holder touches
  * `flushed`, the staging buffer and the part file.
  *
- * Ending.  return/exit() (destructor), _exit() (interposed) and exec
- * (interposed) take the writer lock and write everything; fatal signals and
- * SIGINT/SIGTERM write every block's unflushed bytes as raw chunks with
- * write() only, then die with the default action.  fork() gives the child a
- * new part file, started lazily at its first record, so that a child that
- * only execs leaves no empty part behind.
+ * Ending (exit.c).  return/exit() (destructor), _exit() (interposed) and
+ * exec (interposed) take the writer lock and write everything; fatal
+ * signals and SIGINT/SIGTERM write every block's unflushed bytes as raw
+ * chunks with write() only, then die with the default action.  fork()
+ * (fork.c) gives the child a new part file, started lazily at its first
+ * record, so that a child that only execs leaves no empty part behind.
  */
 #include "internal.h"
+#include "env.h"
 #include "../trace/trace.h"
 #include "../util/util.h"
 
@@ -32,6 +35,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,78 +49,53 @@
 #include <time.h>
 #include <unistd.h>
 
-struct cl_config cl_config;
 _Atomic int cl_live;
 __thread int cl_guard_depth CL_TLS;
 
 
 __thread struct cl_thread *cl_self CL_TLS;
 
-/* Longest string kept (entries are at most 64 KiB). */
-#define CL_STR_MAX 4096
 
 /* ---- blocks ---- */
 
-enum { BLK_FREE = 0, BLK_ACTIVE = 1, BLK_RETIRED = 2 };
-
-struct cl_block {
-	unsigned char *data;
-	_Atomic size_t used;      /* committed bytes, store-release by the owner */
-	size_t flushed;           /* written bytes; writer lock holder only */
-	_Atomic int state;
-	struct cl_block *next_free;
-};
+/* enum BLK_*, struct cl_block: internal.h */
 
 static unsigned char *pool_base;
-static struct cl_block *blocks;
-static size_t nblocks_max;
-static _Atomic size_t nblocks_used;
-static struct cl_block *free_list;
-static _Atomic size_t nfree;
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+struct cl_block *cl_blocks;
+size_t cl_nblocks_max;
+_Atomic size_t cl_nblocks_used;
+struct cl_block *cl_free_list;
+_Atomic size_t cl_nfree;
+pthread_mutex_t cl_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static _Atomic uint64_t drops[TRACE_DROP__COUNT];
+_Atomic uint64_t cl_drops[TRACE_DROP__COUNT];
 
 /* ---- threads ---- */
 
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct cl_thread *reg_head;
-static pthread_key_t thread_key;
+pthread_mutex_t cl_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+struct cl_thread *cl_reg_head;
+pthread_key_t cl_thread_key;
 
 /* ---- process, part file, writer ---- */
 
-static _Atomic uint32_t my_pid;
-static struct trace_writer part;
-static int part_open;
+_Atomic uint32_t cl_my_pid;
+struct trace_writer cl_part;
+int cl_part_open;
 _Atomic int cl_part_fd = -1;
 static _Atomic int keep_fds[CL_KEEP_FDS];   /* fd + 1; 0 free */
-static unsigned part_seq;
-static int cl_zstd_level = 1;
-static _Atomic uint32_t wlock;          /* tid of the holder, 0 = free */
-static _Atomic int finished;            /* stream ended: nothing more is written */
-static _Atomic int child_pending;       /* 1: forked child, part not started; 2: starting */
-static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+unsigned cl_part_seq;
+_Atomic uint32_t cl_wlock;          /* tid of the holder, 0 = free */
+_Atomic int cl_finished;            /* stream ended: nothing more is written */
+_Atomic int cl_child_pending;       /* 1: forked child, part not started; 2: starting */
+pthread_mutex_t cl_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t writer_th;
-static int writer_running;
+int cl_writer_running;
 uint32_t cl_writer_tid;
 static unsigned char *stage;
-static size_t stage_len, stage_cap;
-static uint64_t drops_written[TRACE_DROP__COUNT];
-static uint64_t (*real_write_fn)(int, const void *, size_t);
-
-/* ---- strings ---- */
-
-struct istr {
-	uint64_t hash;
-	uint32_t len, id;
-	uint32_t gen;             /* stream generation it was last defined in */
-	char s[];
-};
-static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct istr **str_slots;
-static size_t str_nslots, str_n;
-static _Atomic uint32_t str_next_id = 1;
-static _Atomic uint32_t str_gen = 1;     /* bumped for every new stream */
+size_t cl_stage_len;
+static size_t stage_cap;
+uint64_t cl_drops_written[TRACE_DROP__COUNT];
+uint64_t (*cl_real_write_fn)(int, const void *, size_t);
 
 /* ---- capture ---- */
 
@@ -130,166 +110,14 @@ static int edge_from_written, edge_until_written;
 		    (1u << TRACE_EV_NAME) | (1u << TRACE_EV_DROPS) | (1u << TRACE_EV_CAPTURE) | \
 		    (1u << TRACE_EV_WARNING) | (1u << TRACE_EV_DEVICE) | (1u << TRACE_EV_PROC_ATTR))
 
-static uint32_t sys_gettid(void)
+uint32_t cl_sys_gettid(void)
 {
 	return (uint32_t)syscall(SYS_gettid);
 }
 
-/*
- * The clock.  Reports use CLOCK_MONOTONIC.  clock_gettime() costs 20-70 ns
- * here, two per NVTX range, so on x86-64 with the kernel's own clocksource
- * on the TSC, cl_now() reads the TSC and converts it with a line that the
- * writer thread keeps fitted to CLOCK_MONOTONIC (clk_calibrate(): the line
- * stays continuous and its slope absorbs the measured error within one
- * calibration interval, so the two clocks agree to well under 1 us).  Until
- * the first fit (20 ms after start), and elsewhere, clock_gettime() it is.
- * Parameters are published under a sequence lock; GPUSCOPE_CLOCK=monotonic
- * turns the TSC path off.
- */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#define CL_HAVE_TSC 1
-static struct {
-	_Atomic uint32_t seq;
-	_Atomic uint64_t tsc, ns;   /* a point of the line */
-	_Atomic uint64_t mult;      /* ns per tick, 32.32 fixed point */
-} clk;
-static _Atomic int clk_on;      /* the line is published */
-static int clk_allowed;         /* TSC is the kernel's clocksource */
-static uint64_t cal_tsc, cal_ns; /* last calibration pair (writer only) */
-
-static inline uint64_t clk_convert(uint64_t t, uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
-{
-	int64_t d = (int64_t)(t - base_tsc);
-	__int128 x = (__int128)d * (__int128)mult;
-
-	return base_ns + (uint64_t)(int64_t)(x >> 32);
-}
-
-static inline uint64_t clk_now(void)
-{
-	uint32_t s;
-	uint64_t r;
-
-	do {
-		s = atomic_load_explicit(&clk.seq, memory_order_acquire);
-		r = clk_convert(__rdtsc(), atomic_load_explicit(&clk.tsc, memory_order_relaxed),
-				atomic_load_explicit(&clk.ns, memory_order_relaxed),
-				atomic_load_explicit(&clk.mult, memory_order_relaxed));
-		atomic_thread_fence(memory_order_acquire);
-	} while ((s & 1) || s != atomic_load_explicit(&clk.seq, memory_order_relaxed));
-	return r;
-}
-
-/* A (tsc, monotonic ns) pair, the tightest of three tries. */
-static void clk_pair(uint64_t *tsc, uint64_t *ns)
-{
-	uint64_t best = UINT64_MAX;
-
-	for (int i = 0; i < 3; i++) {
-		uint64_t a = mono_ns(), t = __rdtsc(), b = mono_ns();
-		if (b - a < best) {
-			best = b - a;
-			*tsc = t;
-			*ns = a + (b - a) / 2;
-		}
-	}
-}
-
-static void clk_publish(uint64_t tsc, uint64_t ns, uint64_t mult)
-{
-	atomic_fetch_add_explicit(&clk.seq, 1, memory_order_acq_rel);
-	atomic_store_explicit(&clk.tsc, tsc, memory_order_relaxed);
-	atomic_store_explicit(&clk.ns, ns, memory_order_relaxed);
-	atomic_store_explicit(&clk.mult, mult, memory_order_relaxed);
-	atomic_fetch_add_explicit(&clk.seq, 1, memory_order_release);
-}
-
-static void clk_init(void)
-{
-	char src[32] = "";
-	const char *env = getenv("GPUSCOPE_CLOCK");
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		      O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		ssize_t n = read(fd, src, sizeof(src) - 1);
-		src[n > 0 ? n : 0] = 0;
-		close(fd);
-	}
-	clk_allowed = !strncmp(src, "tsc", 3) && !(env && !strcmp(env, "monotonic"));
-	if (clk_allowed)
-		clk_pair(&cal_tsc, &cal_ns);
-}
-
-/* Writer thread: refit the line to CLOCK_MONOTONIC (every >= 20 ms). */
-static void clk_calibrate(void)
-{
-	uint64_t t = 0, n = 0, dn, dt; /* clk_pair() sets both (b - a < UINT64_MAX); gcc -O3 cannot tell */
-	double f, m;
-
-	if (!clk_allowed)
-		return;
-	clk_pair(&t, &n);
-	dn = n - cal_ns;
-	dt = t - cal_tsc;
-	if (dn < 20000000u || t <= cal_tsc)
-		return;
-	f = (double)dn / (double)dt;                 /* ns per tick, measured */
-	if (!atomic_load(&clk_on)) {
-		clk_publish(t, n, (uint64_t)(f * 4294967296.0));
-		atomic_store(&clk_on, 1);
-	} else {
-		uint64_t pred = clk_convert(t, atomic_load(&clk.tsc), atomic_load(&clk.ns),
-					    atomic_load(&clk.mult));
-		int64_t err = (int64_t)(n - pred);
-		if (err > 1000000 || err < -1000000) {
-			/* far off (a stop of the VM?): jump forward, or slew back */
-			if (err > 0)
-				pred = n;
-			err = err > 0 ? 0 : -1000000;
-		}
-		/* reach the monotonic clock again by the next calibration */
-		m = f * (1.0 + (double)err / (double)dn);
-		if (m > f * 1.001)
-			m = f * 1.001;
-		if (m < f * 0.999)
-			m = f * 0.999;
-		clk_publish(t, pred, (uint64_t)(m * 4294967296.0));
-	}
-	cal_tsc = t;
-	cal_ns = n;
-}
-#else
-static void clk_init(void)
-{
-}
-
-static void clk_calibrate(void)
-{
-}
-#endif
-
-uint64_t cl_now(void)
-{
-#ifdef CL_HAVE_TSC
-	if (atomic_load_explicit(&clk_on, memory_order_relaxed))
-		return clk_now();
-#endif
-	return mono_ns();
-}
-
 uint32_t cl_pid(void)
 {
-	return atomic_load_explicit(&my_pid, memory_order_relaxed);
+	return atomic_load_explicit(&cl_my_pid, memory_order_relaxed);
 }
 
 uint32_t cl_tid(void)
@@ -298,7 +126,7 @@ uint32_t cl_tid(void)
 
 	if (t && t != CL_DEAD && t->tid)
 		return t->tid;
-	return sys_gettid();
+	return cl_sys_gettid();
 }
 
 int cl_guard_enter(void)
@@ -336,88 +164,7 @@ int cl_in_vfork_child(void)
 void cl_add_drops(unsigned source, uint64_t n)
 {
 	if (source < TRACE_DROP__COUNT)
-		atomic_fetch_add_explicit(&drops[source], n, memory_order_relaxed);
-}
-
-/* ---- configuration ---- */
-
-static uint64_t env_u64(const char *name, uint64_t def)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long long x;
-
-	if (!v || !*v)
-		return def;
-	errno = 0;
-	x = strtoull(v, &end, 10);
-	if (errno || *end)
-		return def;
-	return x;
-}
-
-static void config_capture(const char *spec)
-{
-	if (!spec || !*spec)
-		return;
-	if (!strcmp(spec, "cudaProfilerApi")) {
-		cl_config.capture_mode = CL_CAPTURE_CUDA_PROFILER;
-	} else if (!strncmp(spec, "nvtx:", 5)) {
-		const char *name = spec + 5, *at = strrchr(name, '@');
-		size_t n = at ? (size_t)(at - name) : strlen(name);
-		if (n >= sizeof(cl_config.capture_name))
-			n = sizeof(cl_config.capture_name) - 1;
-		memcpy(cl_config.capture_name, name, n);
-		cl_config.capture_name[n] = 0;
-		if (at)
-			snprintf(cl_config.capture_domain, sizeof(cl_config.capture_domain), "%s", at + 1);
-		cl_config.capture_mode = CL_CAPTURE_NVTX;
-	}
-}
-
-static void config_read(void)
-{
-	const char *dir = getenv("GPUSCOPE_DIR"), *tr = getenv("GPUSCOPE_TRACE");
-	const char *end = getenv("GPUSCOPE_CAPTURE_END");
-
-	memset(&cl_config, 0, sizeof(cl_config));
-	if (dir)
-		snprintf(cl_config.dir, sizeof(cl_config.dir), "%s", dir);
-	if (!tr) {
-		cl_config.trace = CL_TRACE_NVTX | CL_TRACE_OSRT | CL_TRACE_CUDA;
-	} else {
-		if (strstr(tr, "nvtx"))
-			cl_config.trace |= CL_TRACE_NVTX;
-		if (strstr(tr, "osrt"))
-			cl_config.trace |= CL_TRACE_OSRT;
-		if (strstr(tr, "cuda"))
-			cl_config.trace |= CL_TRACE_CUDA;
-	}
-	cl_config.osrt_threshold_ns = env_u64("GPUSCOPE_OSRT_THRESHOLD_NS", 1000);
-	cl_config.cpu_sample_hz = (unsigned)env_u64("GPUSCOPE_CPU_SAMPLE_HZ", 100);
-	if (cl_config.cpu_sample_hz > 10000)
-		cl_config.cpu_sample_hz = 10000;
-	config_capture(getenv("GPUSCOPE_CAPTURE"));
-	cl_config.capture_repeat = end && !strcmp(end, "repeat");
-	cl_config.delay_ns = env_u64("GPUSCOPE_DELAY_NS", 0);
-	cl_config.duration_ns = env_u64("GPUSCOPE_DURATION_NS", 0);
-	cl_config.cuda_all_apis = env_u64("GPUSCOPE_CUDA_ALL_APIS", 0) != 0;
-	cl_config.flush_ns = env_u64("GPUSCOPE_FLUSH_MS", 50) * 1000000u;
-	if (cl_config.flush_ns < 1000000u)
-		cl_config.flush_ns = 1000000u;
-	{
-		const char *z = getenv("GPUSCOPE_ZSTD_LEVEL");
-		if (z && *z)
-			cl_zstd_level = atoi(z);
-	}
-	cl_config.buffer_bytes = (size_t)env_u64("GPUSCOPE_BUFFER_KB", 1024) << 10;
-	if (cl_config.buffer_bytes < (64u << 10))
-		cl_config.buffer_bytes = 64u << 10;
-	if (cl_config.buffer_bytes > (64u << 20))
-		cl_config.buffer_bytes = 64u << 20;
-	cl_config.max_buffer_bytes = (size_t)env_u64("GPUSCOPE_MAX_BUFFER_MB", 2048) << 20;
-	if (cl_config.max_buffer_bytes < 2 * cl_config.buffer_bytes)
-		cl_config.max_buffer_bytes = 2 * cl_config.buffer_bytes;
+		atomic_fetch_add_explicit(&cl_drops[source], n, memory_order_relaxed);
 }
 
 /* ---- recording state ---- */
@@ -515,7 +262,7 @@ void cl_capture_end(void)
 
 /* ---- blocks ---- */
 
-static int pool_init(void)
+int cl_pool_init(void)
 {
 	size_t bs = cl_config.buffer_bytes;
 
@@ -523,19 +270,19 @@ static int pool_init(void)
 	 * Reserve address space only; with overcommit off (a strict commit
 	 * limit) a large reservation can fail: settle for less, down to 4 blocks.
 	 */
-	for (nblocks_max = cl_config.max_buffer_bytes / bs;; nblocks_max /= 2) {
-		pool_base = mmap(NULL, nblocks_max * bs, PROT_READ | PROT_WRITE,
+	for (cl_nblocks_max = cl_config.max_buffer_bytes / bs;; cl_nblocks_max /= 2) {
+		pool_base = mmap(NULL, cl_nblocks_max * bs, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (pool_base != MAP_FAILED)
 			break;
-		if (nblocks_max / 2 < 4)
+		if (cl_nblocks_max / 2 < 4)
 			return -1;
 	}
-	cl_config.max_buffer_bytes = nblocks_max * bs;
-	blocks = mmap(NULL, nblocks_max * sizeof(*blocks), PROT_READ | PROT_WRITE,
+	cl_config.max_buffer_bytes = cl_nblocks_max * bs;
+	cl_blocks = mmap(NULL, cl_nblocks_max * sizeof(*cl_blocks), PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (blocks == MAP_FAILED) {
-		munmap(pool_base, nblocks_max * bs);
+	if (cl_blocks == MAP_FAILED) {
+		munmap(pool_base, cl_nblocks_max * bs);
 		return -1;
 	}
 	return 0;
@@ -545,23 +292,23 @@ static struct cl_block *block_get(void)
 {
 	struct cl_block *b = NULL;
 
-	if (!atomic_load_explicit(&nfree, memory_order_relaxed) &&
-	    atomic_load_explicit(&nblocks_used, memory_order_relaxed) >= nblocks_max)
+	if (!atomic_load_explicit(&cl_nfree, memory_order_relaxed) &&
+	    atomic_load_explicit(&cl_nblocks_used, memory_order_relaxed) >= cl_nblocks_max)
 		return NULL;
-	pthread_mutex_lock(&pool_lock);
-	if (free_list) {
-		b = free_list;
-		free_list = b->next_free;
-		atomic_fetch_sub(&nfree, 1);
+	pthread_mutex_lock(&cl_pool_lock);
+	if (cl_free_list) {
+		b = cl_free_list;
+		cl_free_list = b->next_free;
+		atomic_fetch_sub(&cl_nfree, 1);
 	} else {
-		size_t i = atomic_load(&nblocks_used);
-		if (i < nblocks_max) {
-			b = &blocks[i];
+		size_t i = atomic_load(&cl_nblocks_used);
+		if (i < cl_nblocks_max) {
+			b = &cl_blocks[i];
 			b->data = pool_base + i * cl_config.buffer_bytes;
-			atomic_store_explicit(&nblocks_used, i + 1, memory_order_release);
+			atomic_store_explicit(&cl_nblocks_used, i + 1, memory_order_release);
 		}
 	}
-	pthread_mutex_unlock(&pool_lock);
+	pthread_mutex_unlock(&cl_pool_lock);
 	if (b) {
 		b->next_free = NULL;
 		atomic_store_explicit(&b->used, 0, memory_order_relaxed);
@@ -576,14 +323,14 @@ static void block_free(struct cl_block *b)
 	b->flushed = 0;
 	atomic_store_explicit(&b->used, 0, memory_order_relaxed);
 	atomic_store_explicit(&b->state, BLK_FREE, memory_order_release);
-	pthread_mutex_lock(&pool_lock);
-	b->next_free = free_list;
-	free_list = b;
-	atomic_fetch_add(&nfree, 1);
-	pthread_mutex_unlock(&pool_lock);
+	pthread_mutex_lock(&cl_pool_lock);
+	b->next_free = cl_free_list;
+	cl_free_list = b;
+	atomic_fetch_add(&cl_nfree, 1);
+	pthread_mutex_unlock(&cl_pool_lock);
 }
 
-static void thread_retire(struct cl_thread *t)
+void cl_thread_retire(struct cl_thread *t)
 {
 	if (!t->blk)
 		return;
@@ -595,33 +342,77 @@ static void thread_retire(struct cl_thread *t)
 
 /* ---- threads ---- */
 
-static void thread_register(struct cl_thread *t)
+/*
+ * Thread states are recycled: a thread that ended hands its state back
+ * (thread_exit_cb, after its last record is committed and its block
+ * retired to the writer), and the next thread takes it, so that the
+ * collector holds one state (about 14 KB: the NVTX stack and the string
+ * cache) per thread alive, not per thread ever created.  Nothing reads
+ * another thread's state but cl_thread_tid_of(), under reg_lock, which
+ * skips the dead.
+ */
+struct cl_thread *cl_thread_free_list;
+
+/* A zeroed thread state, registered; NULL when out of memory. */
+struct cl_thread *cl_thread_new(void)
 {
-	pthread_mutex_lock(&reg_lock);
-	t->next = reg_head;
-	reg_head = t;
-	pthread_mutex_unlock(&reg_lock);
+	struct cl_thread *t;
+
+	pthread_mutex_lock(&cl_reg_lock);
+	t = cl_thread_free_list;
+	if (t) {
+		struct cl_thread *next = t->next;
+		struct cl_block *blk = t->blk;
+		unsigned char *data = t->data;
+		size_t cap = t->cap, pos = t->pos;
+		cl_thread_free_list = t->next_free;
+		memset(t, 0, sizeof(*t));
+		t->next = next;   /* stays in the registry */
+		/* and keeps its block: short-lived threads fill one block, not one each */
+		t->blk = blk;
+		t->data = data;
+		t->cap = cap;
+		t->pos = pos;
+	}
+	pthread_mutex_unlock(&cl_reg_lock);
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	pthread_mutex_lock(&cl_reg_lock);
+	t->next = cl_reg_head;
+	cl_reg_head = t;
+	pthread_mutex_unlock(&cl_reg_lock);
+	return t;
 }
 
-static void thread_bind(struct cl_thread *t)
+void cl_thread_release(struct cl_thread *t)
 {
-	t->tid = sys_gettid();
+	if (!t || t == CL_DEAD)
+		return;
+	pthread_mutex_lock(&cl_reg_lock);
+	t->dead = 1;
+	t->next_free = cl_thread_free_list;
+	cl_thread_free_list = t;
+	pthread_mutex_unlock(&cl_reg_lock);
+}
+
+void cl_thread_bind(struct cl_thread *t)
+{
+	t->tid = cl_sys_gettid();
 	t->self = pthread_self();
 	atomic_store(&t->tid_pub, t->tid);
 	cl_self = t;
-	pthread_setspecific(thread_key, t);
+	pthread_setspecific(cl_thread_key, t);
 }
 
 struct cl_thread *cl_thread_prepare(void)
 {
-	struct cl_thread *t;
 
 	if (!atomic_load(&cl_live))
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (t)
-		thread_register(t);
-	return t;
+	return cl_thread_new();
 }
 
 void cl_emit_thread(uint32_t tid, uint32_t name_id, uint32_t flags, uint64_t time)
@@ -642,7 +433,7 @@ void cl_thread_start(struct cl_thread *t)
 {
 	if (!t)
 		return;
-	thread_bind(t);
+	cl_thread_bind(t);
 	cl_emit_thread(t->tid, 0, TRACE_THREAD_START, cl_now());
 }
 
@@ -650,13 +441,13 @@ uint32_t cl_thread_tid_of(pthread_t th)
 {
 	struct cl_thread *found = NULL;
 
-	pthread_mutex_lock(&reg_lock);
-	for (struct cl_thread *t = reg_head; t; t = t->next)
-		if (t->self == th) {
+	pthread_mutex_lock(&cl_reg_lock);
+	for (struct cl_thread *t = cl_reg_head; t; t = t->next)
+		if (!t->dead && t->self == th) {
 			found = t;
 			break;
 		}
-	pthread_mutex_unlock(&reg_lock);
+	pthread_mutex_unlock(&cl_reg_lock);
 	if (!found)
 		return 0;
 	/* a thread just created may not have published its tid yet */
@@ -667,7 +458,7 @@ uint32_t cl_thread_tid_of(pthread_t th)
 	return atomic_load(&found->tid_pub);
 }
 
-static void thread_exit_cb(void *arg)
+void cl_thread_exit_cb(void *arg)
 {
 	struct cl_thread *t = arg;
 	int saved = errno;
@@ -677,8 +468,13 @@ static void thread_exit_cb(void *arg)
 	cl_guard_depth = 1;
 	if (!t->internal)
 		cl_emit_thread(t->tid, 0, TRACE_THREAD_EXIT, cl_now());
-	thread_retire(t);
+	if (t->internal)
+		cl_thread_retire(t);   /* the next thread that takes the state keeps the block */
 	cl_self = CL_DEAD;
+	pthread_setspecific(cl_thread_key, NULL);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (!t->internal)
+		cl_thread_release(t);
 	errno = saved;
 }
 
@@ -691,16 +487,13 @@ void cl_mark_internal_thread(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	if (!t) {
-		t = calloc(1, sizeof(*t));
+		t = cl_thread_new();
 		if (!t)
 			return;
-		thread_register(t);
-		thread_bind(t);
+		cl_thread_bind(t);
 	}
 	t->internal = 1;
 }
-
-static void child_start(void);
 
 /* The slow path of cl_reserve(): create the thread's state, get a block. */
 static struct cl_thread *reserve_slow(size_t esize)
@@ -714,27 +507,32 @@ static struct cl_thread *reserve_slow(size_t esize)
 		return NULL;
 	}
 	cl_guard_depth = 1;
-	if (atomic_load(&child_pending))
-		child_start();
+	if (atomic_load(&cl_child_pending))
+		cl_child_start();
 	if (!t) {
-		t = calloc(1, sizeof(*t));
+		t = cl_thread_new();
 		if (!t)
 			goto fail;
-		thread_register(t);
-		thread_bind(t);
+		cl_thread_bind(t);
 		newborn = 1;
 	}
-	if (t->blk)
-		thread_retire(t);
-	t->blk = block_get();
-	if (!t->blk)
-		goto fail;
-	t->data = t->blk->data;
-	t->cap = cl_config.buffer_bytes;
-	t->pos = 0;
+	/*
+	 * A recycled state comes with the block its last thread wrote: the
+	 * new thread appends to it while the record fits.
+	 */
+	if (!t->blk || t->pos + esize + (newborn ? trace_entry_size(sizeof(struct trace_thread)) : 0) > t->cap) {
+		if (t->blk)
+			cl_thread_retire(t);
+		t->blk = block_get();
+		if (!t->blk)
+			goto fail;
+		t->data = t->blk->data;
+		t->cap = cl_config.buffer_bytes;
+		t->pos = 0;
+	}
 	if (newborn) {
 		/* first sight of a thread the pthread_create wrapper did not see */
-		struct trace_entry *e = (struct trace_entry *)t->data;
+		struct trace_entry *e = (struct trace_entry *)(t->data + t->pos);
 		struct trace_thread *r = (struct trace_thread *)(e + 1);
 		size_t n = trace_entry_size(sizeof(*r));
 		memset(e, 0, n);
@@ -743,12 +541,11 @@ static struct cl_thread *reserve_slow(size_t esize)
 		r->time = cl_now();
 		r->pid = cl_pid();
 		r->tid = t->tid;
-		t->pos = n;
+		t->pos += n;
 		atomic_store_explicit(&t->blk->used, t->pos, memory_order_release);
 	}
 	cl_guard_depth = guard;
 	errno = saved;
-	(void)esize;
 	return t;
 fail:
 	cl_add_drops(TRACE_DROP_BUFFER, 1);
@@ -840,139 +637,6 @@ void cl_commit(void)
 	t->pending = 0;
 }
 
-/* ---- strings ---- */
-
-static struct istr *str_find_or_add(const char *s, size_t len, uint64_t h)
-{
-	size_t mask, i;
-	struct istr *e;
-
-	if (str_n * 2 >= str_nslots) {
-		size_t n = str_nslots ? str_nslots * 2 : 1024;
-		struct istr **slots = calloc(n, sizeof(*slots));
-		if (!slots)
-			return NULL;
-		for (size_t k = 0; k < str_nslots; k++) {
-			if (!str_slots[k])
-				continue;
-			for (i = str_slots[k]->hash & (n - 1); slots[i]; i = (i + 1) & (n - 1))
-				;
-			slots[i] = str_slots[k];
-		}
-		free(str_slots);
-		str_slots = slots;
-		str_nslots = n;
-	}
-	mask = str_nslots - 1;
-	for (i = h & mask; (e = str_slots[i]); i = (i + 1) & mask)
-		if (e->hash == h && e->len == len && !memcmp(e->s, s, len))
-			return e;
-	e = malloc(sizeof(*e) + len + 1);
-	if (!e)
-		return NULL;
-	e->hash = h;
-	e->len = (uint32_t)len;
-	e->id = atomic_fetch_add(&str_next_id, 1);
-	e->gen = 0;
-	memcpy(e->s, s, len);
-	e->s[len] = 0;
-	str_slots[i] = e;
-	str_n++;
-	return e;
-}
-
-static void emit_string(uint32_t id, const char *s, size_t len)
-{
-	struct trace_string *r = cl_reserve(TRACE_EV_STRING, sizeof(*r) + len);
-
-	if (!r)
-		return;
-	r->id = id;
-	r->len = (uint32_t)len;
-	memcpy(r + 1, s, len);
-	cl_commit();
-}
-
-uint32_t cl_intern(const char *s, size_t len)
-{
-	struct cl_thread *t = cl_self;
-	uint32_t gen = atomic_load_explicit(&str_gen, memory_order_relaxed), id;
-	struct cl_icache *c = NULL;
-	struct istr *e;
-	int define, guard;
-
-	if (!s || !len || !atomic_load_explicit(&cl_live, memory_order_relaxed))
-		return 0;
-	if (len > CL_STR_MAX)
-		len = CL_STR_MAX;
-	if (t && t != CL_DEAD) {
-		uintptr_t p = (uintptr_t)s;
-		c = &t->icache[((p >> 3) ^ (p >> 12)) & (CL_ICACHE - 1)];
-		if (c->ptr == s && c->len == len && c->gen == gen && !memcmp(c->copy, s, len))
-			return c->id;
-	}
-	guard = cl_guard_depth;
-	cl_guard_depth = 1;
-	pthread_mutex_lock(&str_lock);
-	e = str_find_or_add(s, len, hash_bytes(s, len));
-	define = e && e->gen != gen;
-	if (define)
-		e->gen = gen;
-	pthread_mutex_unlock(&str_lock);
-	if (!e) {
-		cl_guard_depth = guard;
-		return 0;
-	}
-	id = e->id;
-	if (define) {
-		struct cl_thread *me = cl_self;
-		size_t before = me && me != CL_DEAD && me->blk ? me->pos : (size_t)-1;
-		emit_string(id, e->s, len);
-		me = cl_self;
-		if (!me || me == CL_DEAD || !me->blk || me->pos == before) {
-			/* the definition was dropped: let a later use define it */
-			pthread_mutex_lock(&str_lock);
-			e->gen = 0;
-			pthread_mutex_unlock(&str_lock);
-		}
-	}
-	t = cl_self;
-	if (t && t != CL_DEAD) {
-		uintptr_t p = (uintptr_t)s;
-		c = &t->icache[((p >> 3) ^ (p >> 12)) & (CL_ICACHE - 1)];
-		c->ptr = s;
-		c->copy = e->s;
-		c->len = (uint32_t)len;
-		c->id = id;
-		c->gen = gen;
-	}
-	cl_guard_depth = guard;
-	return id;
-}
-
-void cl_warning(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	struct trace_warning *w;
-	uint32_t id;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	id = cl_intern(buf, strlen(buf));
-	w = cl_reserve(TRACE_EV_WARNING, sizeof(*w));
-	if (!w)
-		return;
-	w->time = cl_now();
-	w->pid = cl_pid();
-	w->message_id = id;
-	cl_commit();
-}
-
 /* ---- the part file ---- */
 
 static void stage_raw(const void *p, size_t n);
@@ -992,54 +656,6 @@ static void stage_entry(unsigned type, const void *rec, size_t size)
 	stage_raw(buf, n);
 }
 
-/* Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t k;
-	uint32_t c;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		k = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		k = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		k = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (k > n)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return k;
-}
-
-/*
- * Command lines and paths are bytes, the report's strings are UTF-8 text
- * (JSON, HTML, Perfetto): every byte that is not part of a valid sequence
- * becomes '?'.
- */
-void cl_utf8_clean(char *s, size_t n)
-{
-	unsigned char *u = (unsigned char *)s;
-
-	for (size_t i = 0; i < n;) {
-		size_t k = utf8_seq(u + i, n - i);
-		if (!k) {
-			u[i++] = '?';
-			continue;
-		}
-		i += k;
-	}
-}
-
 static uint32_t stage_string(char *s, size_t len)
 {
 	unsigned char buf[sizeof(struct trace_string) + CL_STR_MAX];
@@ -1050,7 +666,7 @@ static uint32_t stage_string(char *s, size_t len)
 	if (len > CL_STR_MAX)
 		len = CL_STR_MAX;
 	cl_utf8_clean(s, len);
-	r->id = atomic_fetch_add(&str_next_id, 1);
+	r->id = atomic_fetch_add(&cl_str_next_id, 1);
 	r->len = (uint32_t)len;
 	memcpy(r + 1, s, len);
 	stage_entry(TRACE_EV_STRING, buf, sizeof(*r) + len);
@@ -1080,7 +696,7 @@ static int stage_flush(void);
  * back the one their own failed write raised (EFBIG).  The write fails and
  * its records count as dropped.  gpuscope's own threads block every signal.
  */
-static void xfsz_hold(sigset_t *old)
+void cl_xfsz_hold(sigset_t *old)
 {
 	sigset_t s;
 
@@ -1089,7 +705,7 @@ static void xfsz_hold(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &s, old);
 }
 
-static void xfsz_release(const sigset_t *old, int failed_efbig)
+void cl_xfsz_release(const sigset_t *old, int failed_efbig)
 {
 	sigset_t s, pend;
 	struct timespec zero = { 0, 0 };
@@ -1113,12 +729,12 @@ static int part_start_unguarded(void)
 	int fd;
 
 	for (;;) {
-		snprintf(path, sizeof(path), "%s/%u-%u%s", cl_config.dir, cl_pid(), part_seq++,
+		snprintf(path, sizeof(path), "%s/%u-%u%s", cl_config.dir, cl_pid(), cl_part_seq++,
 			 TRACE_FILE_EXT);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd >= 0)
 			break;
-		if (errno != EEXIST || part_seq > 100000)
+		if (errno != EEXIST || cl_part_seq > 100000)
 			return -1;
 	}
 	{
@@ -1129,10 +745,10 @@ static int part_start_unguarded(void)
 			fd = hi;
 		}
 	}
-	if (trace_writer_fdopen(&part, fd, path, 1) < 0)
+	if (trace_writer_fdopen(&cl_part, fd, path, 1) < 0)
 		return -1;
-	part.level = cl_zstd_level;
-	part_open = 1;
+	cl_part.level = cl_config.zstd_level;
+	cl_part_open = 1;
 	atomic_store(&cl_part_fd, fd);
 
 	memset(&p, 0, sizeof(p));
@@ -1162,29 +778,29 @@ static int part_start_unguarded(void)
 	return stage_flush();
 }
 
-static int part_start(void)
+int cl_part_start(void)
 {
 	sigset_t old;
 	int r;
 
-	xfsz_hold(&old);
+	cl_xfsz_hold(&old);
 	errno = 0;
 	r = part_start_unguarded();
-	xfsz_release(&old, errno == EFBIG);
+	cl_xfsz_release(&old, errno == EFBIG);
 	return r;
 }
 
 static void stage_raw(const void *p, size_t n)
 {
-	if (stage_len + n > stage_cap)
+	if (cl_stage_len + n > stage_cap)
 		stage_flush();
 	if (n > stage_cap)
 		return;
-	memcpy(stage + stage_len, p, n);
-	stage_len += n;
+	memcpy(stage + cl_stage_len, p, n);
+	cl_stage_len += n;
 }
 
-static uint64_t count_entries(const unsigned char *p, size_t n)
+uint64_t cl_count_entries(const unsigned char *p, size_t n)
 {
 	uint64_t c = 0;
 
@@ -1198,50 +814,190 @@ static uint64_t count_entries(const unsigned char *p, size_t n)
 	return c;
 }
 
+/*
+ * Write failures.  A full disk or RLIMIT_FSIZE (`ulimit -f`) ends what a
+ * part file can take, and the drop counts written after the events would be
+ * lost with them (the report would say "dropped 0").  On the first failed
+ * write the part is cut back to the end of its last whole chunk, and further
+ * back, chunk by chunk (their records counted as dropped too), until
+ * PART_TAIL_ROOM bytes can be written there; from then on nothing but the
+ * tail is written: every later record is counted as a write drop, and the
+ * stream's end writes the counts, a warning and the end-of-stream chunk into
+ * the room kept.  PART_TAIL_ROOM holds a drops record per source, a warning
+ * with its message (at most 512 bytes) and three chunk headers, with room
+ * to spare.  The last PART_RING chunks are remembered to cut back to.
+ */
+#define PART_TAIL_ROOM 4096
+#define PART_RING 16
+int cl_part_full;                    /* writer lock holder only */
+static int part_errno;
+static struct { uint64_t at, entries; } part_ring[PART_RING];
+static unsigned part_ring_n, part_ring_head;
+
+static void part_ring_push(uint64_t at, uint64_t entries)
+{
+	part_ring[part_ring_head].at = at;
+	part_ring[part_ring_head].entries = entries;
+	part_ring_head = (part_ring_head + 1) % PART_RING;
+	if (part_ring_n < PART_RING)
+		part_ring_n++;
+}
+
+/* Whether PART_TAIL_ROOM bytes fit at the part's end (then cut off again). */
+static int part_room(void)
+{
+	static const unsigned char zero[PART_TAIL_ROOM];
+	off_t at = (off_t)cl_part.offset;
+	ssize_t n;
+
+	if (ftruncate(cl_part.fd, at) < 0 || lseek(cl_part.fd, at, SEEK_SET) != at)
+		return 0;
+	n = pwrite(cl_part.fd, zero, sizeof(zero), at);
+	if (ftruncate(cl_part.fd, at) < 0)
+		return 0;
+	return n == (ssize_t)sizeof(zero);
+}
+
+static void part_write_failed(void)
+{
+	part_errno = errno ? errno : EIO;
+	cl_part_full = 1;
+	while (!part_room()) {
+		if (!part_ring_n) {
+			cl_part_open = 0;   /* not even the tail fits: nothing more */
+			return;
+		}
+		part_ring_head = (part_ring_head + PART_RING - 1) % PART_RING;
+		part_ring_n--;
+		cl_add_drops(TRACE_DROP_WRITE, part_ring[part_ring_head].entries);
+		cl_part.offset = part_ring[part_ring_head].at;
+	}
+}
+
+/* Write @n bytes of entries as one chunk, or count them as dropped. */
+static int part_events(const unsigned char *p, size_t n)
+{
+	uint64_t at = cl_part.offset, entries = cl_count_entries(p, n);
+
+	if (!cl_part_open || cl_part_full) {
+		cl_add_drops(TRACE_DROP_WRITE, entries);
+		return -1;
+	}
+	if (trace_writer_chunk(&cl_part, TRACE_CHUNK_EVENTS, 0, p, n, 1) < 0) {
+		cl_add_drops(TRACE_DROP_WRITE, entries);
+		part_write_failed();
+		return -1;
+	}
+	part_ring_push(at, entries);
+	return 0;
+}
+
+/*
+ * The tail of a part that hit a write failure: the drop counts and a
+ * warning, in the room part_write_failed() kept.  Writer lock held.
+ */
+void cl_part_tail(void)
+{
+	unsigned char buf[2048];
+	size_t len = 0;
+	char msg[512];
+	uint32_t id = atomic_fetch_add(&cl_str_next_id, 1);
+	int n;
+
+	if (!cl_part_open || !cl_part_full)
+		return;
+	n = snprintf(msg, sizeof(msg), "%" PRIu64 " records were not written to the part file: %s",
+		     atomic_load(&cl_drops[TRACE_DROP_WRITE]), strerror(part_errno));
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(msg))
+		n = sizeof(msg) - 1;
+	{
+		struct trace_entry *e = (struct trace_entry *)buf;
+		struct trace_string *r = (struct trace_string *)(e + 1);
+		size_t sz = trace_entry_size(sizeof(*r) + (size_t)n);
+		memset(e, 0, sz);
+		e->type = TRACE_EV_STRING;
+		e->size = (uint16_t)sz;
+		r->id = id;
+		r->len = (uint32_t)n;
+		memcpy(r + 1, msg, (size_t)n);
+		len += sz;
+	}
+	{
+		struct trace_entry *e = (struct trace_entry *)(buf + len);
+		struct trace_warning *w = (struct trace_warning *)(e + 1);
+		size_t sz = trace_entry_size(sizeof(*w));
+		memset(e, 0, sz);
+		e->type = TRACE_EV_WARNING;
+		e->size = (uint16_t)sz;
+		w->time = cl_now();
+		w->pid = cl_pid();
+		w->message_id = id;
+		len += sz;
+	}
+	for (unsigned src = 1; src < TRACE_DROP__COUNT; src++) {
+		struct trace_entry *e = (struct trace_entry *)(buf + len);
+		struct trace_drops *d = (struct trace_drops *)(e + 1);
+		size_t sz = trace_entry_size(sizeof(*d));
+		uint64_t c = atomic_load(&cl_drops[src]);
+		if (!c)
+			continue;
+		memset(e, 0, sz);
+		e->type = TRACE_EV_DROPS;
+		e->size = (uint16_t)sz;
+		d->pid = cl_pid();
+		d->source = src;
+		d->count = c;
+		len += sz;
+		cl_drops_written[src] = c;
+	}
+	cl_part_full = 0;   /* for the tail only */
+	if (trace_writer_chunk(&cl_part, TRACE_CHUNK_EVENTS, 0, buf, len, 0) < 0)
+		cl_part_open = 0;
+	cl_part_full = 1;
+}
+
 static int stage_flush(void)
 {
-	int ret = 0;
+	int ret;
 
-	if (!stage_len)
+	if (!cl_stage_len)
 		return 0;
-	if (!part_open ||
-	    trace_writer_chunk(&part, TRACE_CHUNK_EVENTS, 0, stage, stage_len, 1) < 0) {
-		cl_add_drops(TRACE_DROP_WRITE, count_entries(stage, stage_len));
-		ret = -1;
-	}
-	stage_len = 0;
+	ret = part_events(stage, cl_stage_len);
+	cl_stage_len = 0;
 	return ret;
 }
 
 /* ---- the writer lock ---- */
 
-static int wlock_take(int give_up_when_finished)
+int cl_wlock_take(int give_up_when_finished)
 {
 	uint32_t me = cl_tid();
 
 	for (;;) {
 		uint32_t expect = 0;
-		if (atomic_compare_exchange_weak(&wlock, &expect, me))
+		if (atomic_compare_exchange_weak(&cl_wlock, &expect, me))
 			return 0;
-		if (give_up_when_finished && atomic_load(&finished))
+		if (give_up_when_finished && atomic_load(&cl_finished))
 			return -1;
 		struct timespec ts = { 0, 200000 };
 		nanosleep(&ts, NULL);
 	}
 }
 
-static void wlock_drop(void)
+void cl_wlock_drop(void)
 {
-	atomic_store(&wlock, 0);
+	atomic_store(&cl_wlock, 0);
 }
 
 /* Write everything committed so far; writer lock held.  Returns bytes staged. */
-static size_t writer_pass(void)
+size_t cl_writer_pass(void)
 {
-	size_t n = atomic_load_explicit(&nblocks_used, memory_order_acquire), total = 0;
+	size_t n = atomic_load_explicit(&cl_nblocks_used, memory_order_acquire), total = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		struct cl_block *b = &blocks[i];
+		struct cl_block *b = &cl_blocks[i];
 		int st = atomic_load_explicit(&b->state, memory_order_acquire);
 		size_t used;
 		if (st == BLK_FREE)
@@ -1252,9 +1008,7 @@ static size_t writer_pass(void)
 			if (len >= (64u << 10)) {
 				/* big enough for a chunk of its own: no copy */
 				stage_flush();
-				if (!part_open || trace_writer_chunk(&part, TRACE_CHUNK_EVENTS, 0,
-								     b->data + b->flushed, len, 1) < 0)
-					cl_add_drops(TRACE_DROP_WRITE, count_entries(b->data + b->flushed, len));
+				part_events(b->data + b->flushed, len);
 			} else {
 				stage_raw(b->data + b->flushed, len);
 			}
@@ -1281,52 +1035,121 @@ static size_t writer_pass(void)
 		}
 	}
 	for (unsigned s = 1; s < TRACE_DROP__COUNT; s++) {
-		uint64_t c = atomic_load(&drops[s]);
-		if (c != drops_written[s]) {
+		uint64_t c = atomic_load(&cl_drops[s]);
+		if (c != cl_drops_written[s]) {
 			struct trace_drops d = { cl_pid(), s, c };
 			stage_entry(TRACE_EV_DROPS, &d, sizeof(d));
-			drops_written[s] = c;
+			cl_drops_written[s] = c;
 		}
 	}
 	stage_flush();
 	return total;
 }
 
+/*
+ * profile's liveness pipe (GPUSCOPE_WATCH_FD): 0 while profile runs, 1
+ * when it ended normally (it wrote a byte before closing), 2 when it is gone
+ * without one (killed, even by SIGKILL: the kernel closes its end).  Waits
+ * up to @ns for a change; without a pipe it only sleeps.
+ */
+static int watch_lost;                 /* the pipe is no longer at its number */
+static dev_t watch_dev;
+static ino_t watch_ino;
+
+static int watch_wait(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	struct pollfd p = { cl_config.watch_fd, POLLIN, 0 };
+
+	if (cl_config.watch_fd < 0) {
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	if (watch_lost) {
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	if (ppoll(&p, 1, &ts, NULL) <= 0)
+		return 0;
+	{
+		/* the program may have dup2()ed another file onto the number */
+		struct stat st;
+		if (fstat(cl_config.watch_fd, &st) < 0 || st.st_ino != watch_ino ||
+		    st.st_dev != watch_dev) {
+			watch_lost = 1;
+			return 0;
+		}
+	}
+	if (p.revents & POLLIN)
+		return 1;
+	if (p.revents & POLLHUP)
+		return 2;
+	watch_lost = 1;
+	return 0;
+}
+
+/*
+ * profile has ended before this process: finish the part file (everything
+ * committed, then the end of the stream) and stop recording; the program
+ * runs on.  When profile was killed, say where the part is: `gpuscope
+ * merge` makes a report of finished parts (docs/collector.md).
+ */
+static void watch_ended(int killed)
+{
+	char path[4200];
+
+	if (cl_wlock_take(1) < 0)
+		return;
+	if (atomic_load(&cl_finished)) {
+		cl_wlock_drop();
+		return;
+	}
+	snprintf(path, sizeof(path), "%s", cl_part_open && cl_part.path ? cl_part.path : "");
+	atomic_store(&cl_live, 0);
+	cl_stream_end();
+	atomic_store(&cl_finished, 1);
+	/* the lock stays taken: nothing more is written */
+	if (killed && path[0])
+		fprintf(stderr, "gpuscope collector: gpuscope profile ended before process %u; its part "
+			"'%s' is complete: 'gpuscope merge -o OUT %s/*%s' makes a report of the parts\n",
+			cl_pid(), path, cl_config.dir, TRACE_FILE_EXT);
+}
+
 static void *writer_main(void *arg)
 {
-	int busy = 0;
+	int busy = 0, w;
 
 	(void)arg;
 	cl_mark_internal_thread();
 	prctl(PR_SET_NAME, "gpuscope-write", 0, 0, 0);
 	__atomic_store_n(&cl_writer_tid, cl_tid(), __ATOMIC_RELEASE);
-	while (!atomic_load(&finished)) {
-		struct timespec ts;
-		uint64_t ns = busy ? 1000000u : cl_config.flush_ns;
-		ts.tv_sec = (time_t)(ns / 1000000000u);
-		ts.tv_nsec = (long)(ns % 1000000000u);
-		nanosleep(&ts, NULL);
-		if (wlock_take(1) < 0)
-			break;
-		if (atomic_load(&finished)) {
-			wlock_drop();
+	while (!atomic_load(&cl_finished)) {
+		w = watch_wait(busy ? 1000000u : cl_config.flush_ns);
+		if (w) {
+			watch_ended(w == 2);
 			break;
 		}
-		busy = writer_pass() >= cl_config.buffer_bytes;
-		wlock_drop();
-		clk_calibrate();
+		if (cl_wlock_take(1) < 0)
+			break;
+		if (atomic_load(&cl_finished)) {
+			cl_wlock_drop();
+			break;
+		}
+		busy = cl_writer_pass() >= cl_config.buffer_bytes;
+		cl_wlock_drop();
+		cl_clock_calibrate();
 	}
 	return NULL;
 }
 
-static int writer_start(void)
+int cl_writer_start(void)
 {
 	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
 		cl_sym("pthread_create");
 
 	if (!create || create(&writer_th, NULL, writer_main, NULL))
 		return -1;
-	writer_running = 1;
+	cl_writer_running = 1;
 	/* publish the writer's tid before the CPU sampler starts listing threads */
 	for (int i = 0; i < 1000 && !__atomic_load_n(&cl_writer_tid, __ATOMIC_ACQUIRE); i++) {
 		struct timespec ts = { 0, 100000 };
@@ -1342,9 +1165,9 @@ void cl_flush_all(void)
 	if (!atomic_load(&cl_live) || cl_in_vfork_child())
 		return;
 	cl_guard_depth = 1;
-	if (wlock_take(1) == 0) {
-		writer_pass();
-		wlock_drop();
+	if (cl_wlock_take(1) == 0) {
+		cl_writer_pass();
+		cl_wlock_drop();
 	}
 	cl_guard_depth = guard;
 }
@@ -1416,429 +1239,17 @@ void cl_part_fd_move(int fd)
 	if (!atomic_load(&cl_live) || fd != atomic_load(&cl_part_fd) || cl_in_vfork_child())
 		return;
 	cl_guard_depth = 1;
-	if (wlock_take(1) == 0) {
-		if (part_open && part.fd == fd) {
+	if (cl_wlock_take(1) == 0) {
+		if (cl_part_open && cl_part.fd == fd) {
 			int nfd = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
 			if (nfd >= 0) {
-				part.fd = nfd;
+				cl_part.fd = nfd;
 				atomic_store(&cl_part_fd, nfd);
 			}
 		}
-		wlock_drop();
+		cl_wlock_drop();
 	}
 	cl_guard_depth = guard;
-}
-
-/* ---- signal-safe flush ---- */
-
-static void raw_write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n) {
-		ssize_t k = (ssize_t)real_write_fn(fd, p, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-}
-
-static void raw_chunk(unsigned type, const void *payload, size_t n)
-{
-	struct trace_chunk_header h;
-
-	trace_chunk_header_fill(&h, type, 0, 0, payload, (uint32_t)n, (uint32_t)n);
-	raw_write_all(part.fd, &h, sizeof(h));
-	if (n)
-		raw_write_all(part.fd, payload, n);
-}
-
-/*
- * Write every block's unflushed bytes as raw chunks, with write() only.
- * Waits up to 2 s for a writer that is in the middle of a chunk.
- */
-static void crash_flush(int clean)
-{
-	uint32_t me = sys_gettid();
-	struct timespec t0, t1;
-	sigset_t old;
-	size_t n;
-
-	/*
-	 * past RLIMIT_FSIZE a write fails instead of ending the program first
-	 * (the signal handler's mask: its return restores it)
-	 */
-	xfsz_hold(&old);
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		uint32_t expect = 0;
-		if (atomic_compare_exchange_strong(&wlock, &expect, me) || expect == me)
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > 2000000000L)
-			break;
-		struct timespec ts = { 0, 1000000 };
-		syscall(SYS_nanosleep, &ts, NULL);
-	}
-	if (!part_open || atomic_load(&finished))
-		return;
-	atomic_store(&cl_live, 0);
-	n = atomic_load(&nblocks_used);
-	for (size_t i = 0; i < n; i++) {
-		struct cl_block *b = &blocks[i];
-		size_t used;
-		if (atomic_load(&b->state) == BLK_FREE)
-			continue;
-		used = atomic_load(&b->used);
-		if (used > b->flushed) {
-			raw_chunk(TRACE_CHUNK_EVENTS, b->data + b->flushed, used - b->flushed);
-			b->flushed = used;
-		}
-	}
-	{
-		unsigned char buf[TRACE_DROP__COUNT * 32];
-		size_t len = 0;
-		for (unsigned s = 1; s < TRACE_DROP__COUNT; s++) {
-			uint64_t c = atomic_load(&drops[s]);
-			struct trace_entry *e = (struct trace_entry *)(buf + len);
-			struct trace_drops *d = (struct trace_drops *)(e + 1);
-			if (!c)
-				continue;
-			memset(e, 0, trace_entry_size(sizeof(*d)));
-			e->type = TRACE_EV_DROPS;
-			e->size = (uint16_t)trace_entry_size(sizeof(*d));
-			d->pid = cl_pid();
-			d->source = s;
-			d->count = c;
-			len += e->size;
-		}
-		if (len)
-			raw_chunk(TRACE_CHUNK_EVENTS, buf, len);
-	}
-	if (clean)
-		raw_chunk(TRACE_CHUNK_STREAM_END, NULL, 0);
-	atomic_store(&finished, 1);
-}
-
-static int (*real_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-
-static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	if (!real_sigaction_fn)
-		real_sigaction_fn = (int (*)(int, const struct sigaction *, struct sigaction *))cl_sym("sigaction");
-	if (!real_sigaction_fn) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return real_sigaction_fn(sig, act, old);
-}
-
-static void on_signal(int sig, siginfo_t *si, void *uc)
-{
-	int saved = errno;
-	struct sigaction dfl;
-
-	(void)si;
-	(void)uc;
-	cl_guard_depth = 1;
-	if (atomic_load(&cl_live) && !cl_in_vfork_child()) {
-		/* a termination request, not a crash: the stream ends cleanly */
-		int clean = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE;
-		if (clean)
-			cl_cuda_flush(1);
-		crash_flush(clean);
-	}
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	real_sigaction(sig, &dfl, NULL);
-	errno = saved;
-	raise(sig);
-}
-
-static int is_collector_handler(const struct sigaction *sa)
-{
-	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_signal;
-}
-
-static const int caught_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
-				   SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-
-static int is_caught(int sig)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(caught_sigs); i++)
-		if (caught_sigs[i] == sig)
-			return 1;
-	return 0;
-}
-
-static void collector_action(struct sigaction *sa)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->sa_sigaction = on_signal;
-	sa->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	sigemptyset(&sa->sa_mask);
-}
-
-static void signals_install(void)
-{
-	static const int *sigs = caught_sigs;
-	static char altstack[64 << 10];
-	stack_t ss, cur;
-
-	/* an alternate stack the program (or its launcher) set stays */
-	if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
-		memset(&ss, 0, sizeof(ss));
-		ss.ss_sp = altstack;
-		ss.ss_size = sizeof(altstack);
-		sigaltstack(&ss, NULL);
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(caught_sigs); i++) {
-		struct sigaction old, sa;
-		if (real_sigaction(sigs[i], NULL, &old) < 0 ||
-		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
-			continue; /* the program (or its launcher) chose already */
-		collector_action(&sa);
-		real_sigaction(sigs[i], &sa, NULL);
-	}
-}
-
-/*
- * The collector's handlers are invisible: where one is installed the
- * program is told the action is the default (Python maps an unknown C
- * handler to None, and then neither installs KeyboardInterrupt nor can
- * restore a handler it saved).  Setting a handler or SIG_IGN replaces
- * ours; setting SIG_DFL installs ours, which ends in the default action
- * (programs such as sort(1) catch SIGPIPE, clean up, then restore the
- * default and raise the signal again).
- */
-static int wants_default(int sig, const struct sigaction *act)
-{
-	return act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
-	       is_caught(sig) && atomic_load(&cl_live) && !cl_in_vfork_child();
-}
-
-CL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	struct sigaction ours;
-	int r;
-
-	if (wants_default(sig, act)) {
-		collector_action(&ours);
-		act = &ours;
-	}
-	r = real_sigaction(sig, act, old);
-
-	if (r == 0 && old && is_collector_handler(old)) {
-		memset(old, 0, sizeof(*old));
-		old->sa_handler = SIG_DFL;
-	}
-	return r;
-}
-
-CL_EXPORT sighandler_t signal(int sig, sighandler_t handler)
-{
-	static sighandler_t (*real)(int, sighandler_t);
-	struct sigaction cur;
-	int ours;
-	sighandler_t r;
-
-	if (!real)
-		real = (sighandler_t (*)(int, sighandler_t))cl_sym("signal");
-	if (!real) {
-		errno = ENOSYS;
-		return SIG_ERR;
-	}
-	if (handler == SIG_DFL) {
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		if (wants_default(sig, &dfl)) {
-			if (sigaction(sig, &dfl, &cur) < 0)
-				return SIG_ERR;
-			return cur.sa_handler;
-		}
-	}
-	ours = real_sigaction(sig, NULL, &cur) == 0 && is_collector_handler(&cur);
-	r = real(sig, handler);
-	return ours && r != SIG_ERR ? SIG_DFL : r;
-}
-
-/* ---- ending ---- */
-
-static void stream_end(void)
-{
-	sigset_t old;
-	int efbig;
-
-	xfsz_hold(&old);
-	errno = 0;
-	writer_pass();
-	if (part_open) {
-		trace_writer_chunk(&part, TRACE_CHUNK_STREAM_END, 0, NULL, 0, 0);
-		atomic_store(&cl_part_fd, -1);
-		trace_writer_close(&part, 0);
-		part_open = 0;
-	}
-	efbig = errno == EFBIG;
-	xfsz_release(&old, efbig);
-}
-
-void cl_final(void)
-{
-	int guard = cl_guard_depth;
-
-	if (!atomic_load(&cl_live) || cl_in_vfork_child())
-		return;
-	cl_guard_depth = 1;
-	if (atomic_load(&child_pending))
-		child_start();
-	cl_cuda_flush(1);
-	cl_cpusample_stop();
-	if (wlock_take(1) == 0) {
-		struct cl_thread *t = cl_self;
-		if (t && t != CL_DEAD && !t->internal)
-			cl_emit_thread(t->tid, 0, TRACE_THREAD_EXIT, cl_now());
-		atomic_store(&cl_live, 0);
-		stream_end();
-		atomic_store(&finished, 1);
-		/* the lock stays taken: nothing more is written */
-	}
-	cl_guard_depth = guard;
-}
-
-static int exec_locked;
-
-void cl_before_exec(void)
-{
-	if (!atomic_load(&cl_live) || cl_in_vfork_child() || atomic_load(&child_pending))
-		return;
-	cl_guard_depth++;
-	cl_cuda_flush(1);
-	if (wlock_take(1) == 0) {
-		stream_end();
-		exec_locked = 1;
-	}
-	cl_guard_depth--;
-}
-
-void cl_after_exec_failed(void)
-{
-	if (!exec_locked)
-		return;
-	cl_guard_depth++;
-	exec_locked = 0;
-	atomic_fetch_add(&str_gen, 1);   /* a new stream: strings are defined again */
-	if (part_start() < 0)
-		atomic_store(&cl_live, 0);
-	wlock_drop();
-	cl_guard_depth--;
-}
-
-/* ---- fork ---- */
-
-static void atfork_prepare(void)
-{
-	if (!atomic_load(&cl_live))
-		return;
-	cl_guard_depth++;
-	wlock_take(0);
-	pthread_mutex_lock(&str_lock);
-	pthread_mutex_lock(&reg_lock);
-	pthread_mutex_lock(&pool_lock);
-}
-
-static void atfork_parent(void)
-{
-	if (!atomic_load(&cl_live))
-		return;
-	pthread_mutex_unlock(&pool_lock);
-	pthread_mutex_unlock(&reg_lock);
-	pthread_mutex_unlock(&str_lock);
-	wlock_drop();
-	cl_guard_depth--;
-}
-
-static void atfork_child(void)
-{
-	struct cl_thread *t = cl_self;
-	size_t n;
-
-	if (!atomic_load(&cl_live))
-		return;
-	pthread_mutex_init(&pool_lock, NULL);
-	pthread_mutex_init(&reg_lock, NULL);
-	pthread_mutex_init(&str_lock, NULL);
-	pthread_mutex_init(&start_lock, NULL);
-	atomic_store(&my_pid, (uint32_t)syscall(SYS_getpid));
-	/* the parent's unwritten records are the parent's: drop every block */
-	free_list = NULL;
-	n = atomic_load(&nblocks_used);
-	for (size_t i = 0; i < n; i++) {
-		blocks[i].flushed = 0;
-		atomic_store(&blocks[i].used, 0);
-		atomic_store(&blocks[i].state, BLK_FREE);
-		blocks[i].next_free = free_list;
-		free_list = &blocks[i];
-	}
-	atomic_store(&nfree, n);
-	for (unsigned s = 0; s < TRACE_DROP__COUNT; s++) {
-		atomic_store(&drops[s], 0);
-		drops_written[s] = 0;
-	}
-	reg_head = NULL;
-	if (t && t != CL_DEAD) {
-		t->blk = NULL;
-		t->data = NULL;
-		t->cap = t->pos = t->pending = 0;
-		t->tid = sys_gettid();
-		atomic_store(&t->tid_pub, t->tid);
-		t->self = pthread_self();
-		t->next = NULL;
-		reg_head = t;
-	}
-	if (part_open) {
-		atomic_store(&cl_part_fd, -1);
-		close(part.fd);
-		part.fd = -1;
-		part_open = 0;
-	}
-	part_seq = 0;
-	stage_len = 0;
-	writer_running = 0;
-	cl_writer_tid = 0;
-	exec_locked = 0;
-	atomic_fetch_add(&str_gen, 1);
-	cl_cpusample_atfork_child();
-	cl_nvtx_atfork_child();
-	cl_cuda_atfork_child();
-	atomic_store(&child_pending, 1);
-	atomic_store(&wlock, 0);
-	cl_guard_depth--;
-}
-
-/* Start recording in a forked child: part file, writer, sampler. */
-static void child_start(void)
-{
-	pthread_mutex_lock(&start_lock);
-	if (atomic_load(&child_pending) == 1) {
-		atomic_store(&child_pending, 2);
-		if (wlock_take(0) == 0) {
-			if (part_start() < 0)
-				atomic_store(&cl_live, 0);
-			wlock_drop();
-		}
-		if (atomic_load(&cl_live)) {
-			writer_start();
-			cl_cpusample_start();
-		}
-		atomic_store(&child_pending, 0);
-	}
-	pthread_mutex_unlock(&start_lock);
 }
 
 /* ---- start ---- */
@@ -1854,20 +1265,31 @@ int cl_init(void)
 	if (!atomic_compare_exchange_strong(&init_state, &expect, 1))
 		return atomic_load(&init_state) == 2 && cl_config.enabled ? 0 : -1;
 	cl_guard_depth++;
-	config_read();
-	real_write_fn = (uint64_t(*)(int, const void *, size_t))cl_sym("write");
-	if (!cl_config.dir[0] || !real_write_fn || pool_init() < 0)
+	cl_config_read();
+	cl_real_write_fn = (uint64_t(*)(int, const void *, size_t))cl_sym("write");
+	if (!cl_config.dir[0] || !cl_real_write_fn || cl_pool_init() < 0)
 		goto out;
 	stage_cap = 8u << 20;
 	if (stage_cap < cl_config.buffer_bytes)
 		stage_cap = cl_config.buffer_bytes;
 	stage = malloc(stage_cap);
-	if (!stage || pthread_key_create(&thread_key, thread_exit_cb))
+	if (!stage || pthread_key_create(&cl_thread_key, cl_thread_exit_cb))
 		goto out;
 	set_error_prefix("gpuscope collector");
-	atomic_store(&my_pid, (uint32_t)syscall(SYS_getpid));
-	clk_init();
-	if (part_start() < 0) {
+	atomic_store(&cl_my_pid, (uint32_t)syscall(SYS_getpid));
+	cl_clock_init();
+	if (cl_config.watch_fd >= 0) {
+		struct pollfd p = { cl_config.watch_fd, POLLIN, 0 };
+		struct stat st;
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
+			goto out;   /* profile has ended: run on unrecorded */
+		cl_fd_keep(cl_config.watch_fd);
+		if (fstat(cl_config.watch_fd, &st) == 0) {
+			watch_dev = st.st_dev;
+			watch_ino = st.st_ino;
+		}
+	}
+	if (cl_part_start() < 0) {
 		/* no directory: the profile that made it has ended (a process
 		 * outlived it); the program runs on unrecorded and unwarned */
 		if (errno != ENOENT)
@@ -1877,8 +1299,7 @@ int cl_init(void)
 	}
 	if (cl_config.delay_ns || cl_config.duration_ns) {
 		/* --delay/--duration count from the start of the profiled program */
-		const char *t0 = getenv("GPUSCOPE_START_NS");
-		uint64_t base = t0 ? strtoull(t0, NULL, 10) : 0;
+		uint64_t base = cl_config.start_ns;
 		if (!base)
 			base = cl_now();
 		timed = 1;
@@ -1890,23 +1311,22 @@ int cl_init(void)
 	atomic_store(&ncwin, 0);
 	cl_config.enabled = 1;
 	atomic_store(&cl_live, 1);
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	signals_install();
+	pthread_atfork(cl_atfork_prepare, cl_atfork_parent, cl_atfork_child);
+	cl_signals_install();
 	{
-		struct cl_thread *t = calloc(1, sizeof(*t));
+		struct cl_thread *t = cl_thread_new();
 		if (t) {
-			thread_register(t);
-			thread_bind(t);
+			cl_thread_bind(t);
 			cl_emit_thread(t->tid, 0, TRACE_THREAD_START, cl_now());
 		}
 	}
 	cl_procinfo_emit(); /* rank, affinity, memory policy (procinfo.c) */
-	if (writer_start() < 0) {
+	if (cl_writer_start() < 0) {
 		atomic_store(&cl_live, 0);
 		cl_config.enabled = 0;
 		goto out;
 	}
-	cl_cpusample_start();
+	cl_sources_start();
 out:
 	atomic_store(&init_state, 2);
 	cl_guard_depth--;

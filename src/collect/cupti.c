@@ -793,21 +793,6 @@ void cl_cuda_atfork_child(void)
 
 /* ---- start ---- */
 
-static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return def;
-	return (unsigned)v;
-}
-
 /* Enable the API records (or callbacks) of one domain; how many kept. */
 static unsigned enable_apis(unsigned dom, uint32_t size)
 {
@@ -892,7 +877,7 @@ static unsigned parse_kinds(const char *s)
 static int cupti_start(char *why, size_t n)
 {
 	CUptiResult r;
-	const char *mode = getenv("GPUSCOPE_CUPTI_API_MODE");
+	const char *mode = cl_config.cupti.api_mode[0] ? cl_config.cupti.api_mode : NULL;
 	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
 	static const CUpti_ActivityKind kinds[] = {
 		CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT,
@@ -911,8 +896,8 @@ static int cupti_start(char *why, size_t n)
 	cu_api_off = mode && !strcmp(mode, "off");
 	cu_api_subtract = mode && !strcmp(mode, "subtract");
 	cu_api_hybrid = mode && !strcmp(mode, "hybrid");
-	cu_kinds = parse_kinds(getenv("GPUSCOPE_CUPTI_KINDS"));
-	cu_no_subscribe = getenv("GPUSCOPE_CUPTI_SUBSCRIBE") && !strcmp(getenv("GPUSCOPE_CUPTI_SUBSCRIBE"), "0");
+	cu_kinds = parse_kinds(cl_config.cupti.kinds_set ? cl_config.cupti.kinds : NULL);
+	cu_no_subscribe = cl_config.cupti.no_subscribe;
 	if (cu_no_subscribe && cu_callback_mode)
 		cu_api_off = 1;
 	if (cu_no_subscribe)
@@ -924,14 +909,14 @@ static int cupti_start(char *why, size_t n)
 	 * SYNCHRONIZATION kind instead.
 	 */
 	cu_sync_cb = !cu_api_off && !cu_api_subtract && !cl_config.cuda_all_apis &&
-		     !(getenv("GPUSCOPE_CUPTI_KINDS") && (cu_kinds & KIND_SYNC));
+		     !(cl_config.cupti.kinds_set && (cu_kinds & KIND_SYNC));
 	if (cu_sync_cb)
 		cu_kinds &= ~(unsigned)KIND_SYNC;
-	cu_cupti_clock = getenv("GPUSCOPE_CUPTI_CLOCK") && !strcmp(getenv("GPUSCOPE_CUPTI_CLOCK"), "cupti");
-	cu_no_driver = env_uint("GPUSCOPE_CUPTI_DRIVER", 1, 0, 1) == 0;
-	cu_pool = env_uint("GPUSCOPE_CUPTI_POOL", 1, 0, 1);
-	cu_buffer_bytes = (size_t)env_uint("GPUSCOPE_CUPTI_BUFFER_KB", 4096, 64, 1u << 20) << 10;
-	cu_flush_ms = env_uint("GPUSCOPE_CUPTI_FLUSH_MS", 1000, 0, 600000);
+	cu_cupti_clock = cl_config.cupti.cupti_clock;
+	cu_no_driver = cl_config.cupti.driver == 0;
+	cu_pool = cl_config.cupti.pool;
+	cu_buffer_bytes = cl_config.cupti.buffer_bytes;
+	cu_flush_ms = cl_config.cupti.flush_ms;
 
 	/* the clock first: every record must be on the report clock */
 	if (cu_cupti_clock) {

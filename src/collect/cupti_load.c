@@ -4,6 +4,7 @@
 #ifdef GS_HAVE_CUPTI
 
 #include "cupti_api.h"
+#include "env.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -62,7 +63,11 @@ static void *find_cupti(struct cupti_api *api)
 		"/usr/local/cuda/lib64",
 	};
 	static const char *const runtimes[] = { "libcudart.so.13", "libcuda.so.1" };
-	const char *env = getenv("GPUSCOPE_CUPTI_PATH");
+	/*
+	 * The one setting read outside config.c: this loader also serves
+	 * tests/cupti, which link it without the collector's core.
+	 */
+	const char *env = getenv(GS_ENV_CUPTI_PATH);
 	char dir[512];
 	void *h;
 

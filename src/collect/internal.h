@@ -1,10 +1,13 @@
 /*
  * internal.h - what the collector's own files share beyond collect.h.
  *
- * core.c owns the configuration, the block pool, the per-thread state, the
- * string table, the writer thread and every exit path.  nvtx.c, osrt.c and
- * cpusample.c only record through cl_reserve()/cl_commit() and the helpers
- * below.  Nothing here is exported from the shared library.
+ * config.c reads the settings, clock.c keeps the clock, strings.c the
+ * string table; core.c owns the block pool, the per-thread state, the
+ * capture windows, the writer thread and the part file; exit.c every way a
+ * stream ends; fork.c the process tree.  The sources (sources.c's table:
+ * cpusample.c, nvtx.c, cupti.c; osrt.c's interposers) only record through
+ * cl_reserve()/cl_commit() and the helpers below.  Nothing here is
+ * exported from the shared library.
  */
 #ifndef GS_COLLECT_INTERNAL_H
 #define GS_COLLECT_INTERNAL_H
@@ -12,6 +15,7 @@
 #include "collect.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/types.h>
 
@@ -43,8 +47,9 @@ struct cl_icache {
 
 /*
  * Per-thread state, reached through a TLS pointer.  Created by the
- * pthread_create wrapper or on a thread's first record; freed never (a
- * thread's state outlives it so that late readers stay safe).
+ * pthread_create wrapper or on a thread's first record; handed back when
+ * the thread ends and taken again by a later thread (never freed: the
+ * registry keeps every state, alive or dead, so lookups stay safe).
  */
 struct cl_thread {
 	struct cl_block *blk;     /* current block, NULL until the first record */
@@ -58,8 +63,25 @@ struct cl_thread {
 	unsigned depth;           /* NVTX push/pop stack */
 	struct cl_nvtx_open stack[CL_NVTX_DEPTH];
 	struct cl_icache icache[CL_ICACHE];
-	struct cl_thread *next;   /* registry of all threads */
+	int dead;                 /* ended: on the free list, skipped by lookups */
+	struct cl_thread *next;   /* registry of all states */
+	struct cl_thread *next_free;
 };
+
+/* Longest string kept (entries are at most 64 KiB). */
+#define CL_STR_MAX 4096
+
+/* The string table (strings.c): its lock (taken across fork), the next id, the stream generation. */
+extern pthread_mutex_t cl_str_lock;
+extern _Atomic uint32_t cl_str_next_id;
+extern _Atomic uint32_t cl_str_gen;   /* bumped for every new stream */
+
+/* The clock (clock.c): set up at start; refitted by the writer thread. */
+void cl_clock_init(void);
+void cl_clock_calibrate(void);
+
+/* Read every setting from the environment into cl_config (config.c). */
+void cl_config_read(void);
 
 /* The calling thread's state, creating it; NULL when not recording or dead. */
 struct cl_thread *cl_thread_get(void);
@@ -68,6 +90,8 @@ uint32_t cl_thread_tid_of(pthread_t th);
 /* Set up the state of a thread about to run (pthread_create wrapper). */
 struct cl_thread *cl_thread_prepare(void);
 void cl_thread_start(struct cl_thread *t);
+/* Hand back a state that no thread uses (a pthread_create that failed, a thread's end). */
+void cl_thread_release(struct cl_thread *t);
 
 /* Set once cl_init() succeeded and until the process's stream ended. */
 extern _Atomic int cl_live;
@@ -90,6 +114,26 @@ void cl_after_exec_failed(void);
 void cl_final(void);
 /* In a vfork child (shares the parent's memory): do nothing at all. */
 int cl_in_vfork_child(void);
+
+/*
+ * An event source's lifecycle (sources.c holds the table).  start: once the
+ * writer runs (the process's start, a forked child's first record), 0 or
+ * -1; stop: at the process's end, before the last write; atfork_child: in
+ * a forked child, before anything is recorded; flush(final): hand over
+ * what the source buffers itself, before a final write (@final: the
+ * process is ending or exec'ing).  Any of them may be NULL.
+ */
+struct cl_source {
+	const char *name;
+	int (*start)(void);
+	void (*stop)(void);
+	void (*atfork_child)(void);
+	void (*flush)(int final);
+};
+void cl_sources_start(void);
+void cl_sources_stop(void);
+void cl_sources_atfork_child(void);
+void cl_sources_flush(int final);
 
 /* CPU sampling thread (cpusample.c). */
 int cl_cpusample_start(void);
@@ -128,5 +172,78 @@ extern uint32_t cl_writer_tid;
 
 /* A tid that must not be sampled or traced: one of the collector's threads. */
 void cl_mark_internal_thread(void);
+
+/*
+ * ---- shared by core.c (buffers, threads, writer, start), exit.c and fork.c ----
+ * Locking: the writer lock (cl_wlock, a spin word holding its owner's tid,
+ * so that a signal handler can take it) guards the part file, the staging
+ * buffer and every block's `flushed`; cl_pool_lock the free list;
+ * cl_reg_lock the thread registry.  fork() takes them all (fork.c).
+ */
+enum { BLK_FREE = 0, BLK_ACTIVE = 1, BLK_RETIRED = 2 };
+
+struct cl_block {
+	unsigned char *data;
+	_Atomic size_t used;      /* committed bytes, store-release by the owner */
+	size_t flushed;           /* written bytes; writer lock holder only */
+	_Atomic int state;
+	struct cl_block *next_free;
+};
+
+/* the block pool (core.c) */
+extern struct cl_block *cl_blocks;
+extern size_t cl_nblocks_max;
+extern _Atomic size_t cl_nblocks_used;
+extern struct cl_block *cl_free_list;
+extern _Atomic size_t cl_nfree;
+extern pthread_mutex_t cl_pool_lock;
+extern _Atomic uint64_t cl_drops[TRACE_DROP__COUNT];
+extern uint64_t cl_drops_written[TRACE_DROP__COUNT];
+int cl_pool_init(void);
+void cl_thread_retire(struct cl_thread *t);
+
+/* the thread registry (core.c) */
+extern pthread_mutex_t cl_reg_lock;
+extern struct cl_thread *cl_reg_head;
+extern struct cl_thread *cl_thread_free_list;
+extern pthread_key_t cl_thread_key;
+struct cl_thread *cl_thread_new(void);
+void cl_thread_bind(struct cl_thread *t);
+void cl_thread_exit_cb(void *arg);
+uint32_t cl_sys_gettid(void);
+
+/* the process, its part file and the writer (core.c) */
+extern _Atomic uint32_t cl_my_pid;
+extern struct trace_writer cl_part;
+extern int cl_part_open;
+extern unsigned cl_part_seq;
+extern int cl_part_full;                  /* a write failed: only the tail is written */
+extern _Atomic uint32_t cl_wlock;         /* tid of the holder, 0 = free */
+extern _Atomic int cl_finished;           /* stream ended: nothing more is written */
+extern _Atomic int cl_child_pending;      /* 1: forked child, part not started; 2: starting */
+extern pthread_mutex_t cl_start_lock;
+extern int cl_writer_running;
+extern size_t cl_stage_len;
+extern uint64_t (*cl_real_write_fn)(int, const void *, size_t);
+int cl_wlock_take(int give_up_when_finished);
+void cl_wlock_drop(void);
+size_t cl_writer_pass(void);
+int cl_writer_start(void);
+int cl_part_start(void);
+void cl_part_tail(void);
+uint64_t cl_count_entries(const unsigned char *p, size_t n);
+void cl_xfsz_hold(sigset_t *old);
+void cl_xfsz_release(const sigset_t *old, int failed_efbig);
+
+/* ending (exit.c) */
+extern int cl_exec_locked;
+void cl_stream_end(void);
+void cl_signals_install(void);
+
+/* fork (fork.c) */
+void cl_atfork_prepare(void);
+void cl_atfork_parent(void);
+void cl_atfork_child(void);
+void cl_child_start(void);
 
 #endif

@@ -41,6 +41,7 @@
 #include "cupti_api.h"
 #include "cupti_convert.h"
 #include "kmetrics.h"
+#include "env.h"
 
 #include <cupti_profiler_host.h>
 #include <errno.h>
@@ -286,8 +287,8 @@ static unsigned env_count(const char *name, unsigned def)
 
 int cl_kmetrics_start(const struct cupti_api *cu, CUpti_SubscriberHandle sub, char *why, size_t n)
 {
-	const char *set = getenv("GPUSCOPE_KERNEL_METRICS");
-	const char *filter = getenv("GPUSCOPE_KERNEL_FILTER");
+	const char *set = getenv(GS_ENV_KERNEL_METRICS);
+	const char *filter = getenv(GS_ENV_KERNEL_FILTER);
 	int e;
 
 	if (!set || !*set)
@@ -298,8 +299,8 @@ int cl_kmetrics_start(const struct cupti_api *cu, CUpti_SubscriberHandle sub, ch
 		snprintf(why, n, "unknown metric set '%s' (basic, tensor, memory, full)", set);
 		return -1;
 	}
-	km_count = env_count("GPUSCOPE_KERNEL_COUNT", 1);
-	km_max = env_count("GPUSCOPE_KERNEL_MAX", 1000);
+	km_count = env_count(GS_ENV_KERNEL_COUNT, 1);
+	km_max = env_count(GS_ENV_KERNEL_MAX, 1000);
 	if (filter && *filter) {
 		e = regcomp(&km_re, filter, REG_EXTENDED | REG_NOSUB);
 		if (e) {

@@ -442,8 +442,10 @@ CL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	a->fn = fn;
 	a->arg = arg;
 	r = real(th, attr, start_thread, a);
-	if (r)
+	if (r) {
+		cl_thread_release(a->t);
 		free(a);
+	}
 	else
 		a->t->self = *th;   /* the thread sets it too; a lookup may come first */
 	cl_guard_leave();

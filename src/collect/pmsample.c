@@ -33,6 +33,7 @@
 #ifdef GS_HAVE_CUPTI
 
 #include "cupti_api.h"
+#include "env.h"
 #include "internal.h"
 #include "pmsample.h"
 
@@ -523,7 +524,7 @@ static void *pm_main(void *arg)
 
 int cl_pmsample_start(const struct cupti_api *cu, char *why, size_t n)
 {
-	const char *s = getenv("GPUSCOPE_PM_SAMPLING");
+	const char *s = getenv(GS_ENV_PM_SAMPLING);
 	char *end;
 	unsigned long long us;
 

@@ -239,6 +239,13 @@ static void sigpipe_again(int sig)
 	raise(sig);
 }
 
+static void *churn_thread(void *arg)
+{
+	nvtxRangePushA("short");
+	nvtxRangePop();
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -504,6 +511,26 @@ int main(int argc, char **argv)
 				link[k] = 0;
 				printf("%d %s\n", fd, strncmp(link, "/proc/", 6) ? "" : link + 6 + strcspn(link + 6, "/"));
 			}
+		}
+		return 0;
+	} else if (!strcmp(mode, "churn")) {
+		/* N short-lived threads, created and joined one after another;
+		 * prints the peak resident size (VmHWM, kB) */
+		char st[4096];
+		int fd;
+		ssize_t k;
+		for (int i = 0; i < n; i++) {
+			pthread_t th;
+			if (pthread_create(&th, NULL, churn_thread, NULL))
+				return 1;
+			pthread_join(th, NULL);
+		}
+		fd = open("/proc/self/status", O_RDONLY);
+		k = fd >= 0 ? read(fd, st, sizeof(st) - 1) : -1;
+		st[k > 0 ? k : 0] = 0;
+		{
+			const char *h = strstr(st, "VmHWM:");
+			printf("%ld\n", h ? strtol(h + 6, NULL, 10) : -1L);
 		}
 		return 0;
 	} else if (!strcmp(mode, "orphan")) {
