@@ -84,7 +84,7 @@ static const struct cli_opt profile_opts[] = {
 	{ "kernel-count", 0, OPT_KCOUNT, ARG_REQUIRED, "N",
 	  "profile N instances of each kernel (default 1; implies --kernel-metrics)", NULL, 0 },
 	{ "pm-sampling", 0, OPT_PM, ARG_OPTIONAL, "US",
-	  "sample GPU hardware counters every US microseconds (default 1000, 100 or more;\n"
+	  "sample GPU hardware counters every US microseconds (default 1000, 200 or more;\n"
 	  "CUPTI PM sampling, docs/cuda.md); not with --kernel-metrics", NULL, 0 },
 	{ "torch-memory-history", 0, OPT_TORCH_HISTORY, ARG_NONE, NULL,
 	  "record PyTorch's allocation history, so an out-of-memory names the largest\n"
@@ -1137,10 +1137,10 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 				return usage_error(profile_usage, "bad --kernel-count '%s' (1 or more)", optarg);
 			break;
 		case OPT_PM:
-			/* default 1 ms: 1,000 samples a second, finer than NVML's 10 Hz; 100 us is the floor (pmsample.c) */
+			/* default 1 ms: 1,000 samples a second, finer than NVML's 10 Hz; 200 us is the floor (pmsample.c) */
 			o->pm_us = 1000;
-			if (optarg && (parse_u32(optarg, 10000000, &o->pm_us) < 0 || o->pm_us < 100))
-				return usage_error(profile_usage, "bad --pm-sampling interval '%s' (microseconds, 100 or more)",
+			if (optarg && (parse_u32(optarg, 10000000, &o->pm_us) < 0 || o->pm_us < 200))
+				return usage_error(profile_usage, "bad --pm-sampling interval '%s' (microseconds, 200 or more)",
 						   optarg);
 			break;
 		case OPT_TORCH_HISTORY:

@@ -60,7 +60,7 @@
 #define POLL_MAX_MS 100
 #define MAX_SAMPLES 4096          /* samples one counter-data image holds (> POLL_SAMPLES) */
 #define HW_BUFFER (64u << 20)     /* hardware buffer */
-#define PM_MIN_US 100             /* the shortest interval: 5 ms decoding keeps up with it */
+#define PM_MIN_US 200             /* the shortest interval: at 100 us the buffer overflowed in 1 of 2 runs */
 
 /* The counters, by gpuscope metric name, with the CUPTI names tried in order. */
 struct pm_metric {

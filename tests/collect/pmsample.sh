@@ -17,7 +17,7 @@ expect_eq "$(cat out)" "250" "interval"
 GPUSCOPE_PM_SAMPLING=100 profile -o env3 -- /bin/sh -c 'echo "[${GPUSCOPE_PM_SAMPLING-unset}]"' >out 2>/dev/null
 expect_eq "$(cat out)" "[unset]" "GPUSCOPE_PM_SAMPLING without --pm-sampling"
 
-for bad in "--pm-sampling=50" "--pm-sampling=x" "--pm-sampling=0" "--trace=nvtx --pm-sampling" \
+for bad in "--pm-sampling=150" "--pm-sampling=x" "--pm-sampling=0" "--trace=nvtx --pm-sampling" \
     "--pm-sampling --kernel-metrics"; do
   # shellcheck disable=SC2086
   profile -o bad $bad -- /bin/sh -c 'echo ran' >out 2>err

@@ -5,7 +5,7 @@
 # The report goes to $KEEP when set; pm_check.py prints the values and PASS/FAIL.
 . "$(dirname "$0")/lib.sh"
 CHECK_ARGS=()
-us=100
+us=250
 profile pmsample --pm-sampling=$us -- "$GPU_BIN/gpu_kmetrics" 120
 grep -q "gpu_kmetrics: ok" "$WORK/pmsample.out" || fail "program output"
 "$GPUSCOPE" info "$REPORT" 2>&1 | grep -i "pm sampling" || fail "no PM sampling line in info"
