@@ -389,30 +389,20 @@ static void write_rows(struct rm_writer *w, const struct rm_align *al, const cha
 		r.mangled_id = wstr(w, r.mangled_id);
 		ADD(TRACE_EV_KERNEL, r);
 	}
-	for (size_t i = 0; i < m->memcpys.n; i++) {
-		struct trace_memcpy r = m->memcpys.v[i];
-		r.start = wt(w, r.start);
-		r.end = wt(w, r.end);
-		r.pid = wpid(w, r.pid);
-		r.device = wdev(w, r.device);
-		ADD(TRACE_EV_MEMCPY, r);
+	/* copies, sets and syncs: times, process and GPU moved, nothing else */
+#define GPU_OPS(table, type, ev) \
+	for (size_t i = 0; i < m->table.n; i++) { \
+		type r = m->table.v[i]; \
+		r.start = wt(w, r.start); \
+		r.end = wt(w, r.end); \
+		r.pid = wpid(w, r.pid); \
+		r.device = wdev(w, r.device); \
+		ADD(ev, r); \
 	}
-	for (size_t i = 0; i < m->memsets.n; i++) {
-		struct trace_memset r = m->memsets.v[i];
-		r.start = wt(w, r.start);
-		r.end = wt(w, r.end);
-		r.pid = wpid(w, r.pid);
-		r.device = wdev(w, r.device);
-		ADD(TRACE_EV_MEMSET, r);
-	}
-	for (size_t i = 0; i < m->syncs.n; i++) {
-		struct trace_sync r = m->syncs.v[i];
-		r.start = wt(w, r.start);
-		r.end = wt(w, r.end);
-		r.pid = wpid(w, r.pid);
-		r.device = wdev(w, r.device);
-		ADD(TRACE_EV_SYNC, r);
-	}
+	GPU_OPS(memcpys, struct trace_memcpy, TRACE_EV_MEMCPY)
+	GPU_OPS(memsets, struct trace_memset, TRACE_EV_MEMSET)
+	GPU_OPS(syncs, struct trace_sync, TRACE_EV_SYNC)
+#undef GPU_OPS
 	for (size_t i = 0; i < m->memory.n; i++) {
 		struct trace_memory r = m->memory.v[i];
 		r.time = wt(w, r.time);
