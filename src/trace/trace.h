@@ -383,9 +383,12 @@ struct trace_device {
 
 /*
  * A sample of a numeric counter: GPU metrics from NVML/GPM, imported
- * counters.  name_id names the metric ("gpu_util", "sm_clock_mhz", ...,
- * listed in docs/report-format.md); device is the GPU index or UINT32_MAX
- * for a host counter.
+ * counters.  name_id names the metric: NVML/GPM metrics ("gpu_util",
+ * "sm_clock_mhz", ...) as named in nvml_metric_info() (src/nvml/decode.c)
+ * and listed in docs/monitor.md, "Metrics", and the sampler's
+ * "process_mem_bytes" (docs/monitor.md, "GPU metrics in profiles"); PM
+ * sampling's "pm_*" counters in docs/cuda.md; imported counters in
+ * docs/import.md.  device is the GPU index or UINT32_MAX for a host counter.
  */
 struct trace_metric {
 	uint64_t time;
