@@ -45,7 +45,7 @@ static const struct cli_opt analyze_opts[] = {
 	{ "color", 0, O_COLOR, ARG_OPTIONAL, "WHEN",
 	  "colour the severities: auto (default: on a terminal), always or never",
 	  "auto always never", 0 },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_analyze = {

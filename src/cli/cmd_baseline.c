@@ -17,7 +17,7 @@ static const struct cli_opt baseline_opts[] = {
 	  "<file>", 0 },
 	{ "step", 's', 's', ARG_REQUIRED, "RANGE", "save: the NVTX range that marks a step", NULL, 0 },
 	{ "force", 'f', 'f', ARG_NONE, NULL, "save: replace a baseline of that name", NULL, 0 },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_baseline = {

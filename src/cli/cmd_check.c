@@ -29,7 +29,7 @@ static const struct cli_opt check_opts[] = {
 	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
 	{ "color", 0, 'C', ARG_OPTIONAL, "WHEN", "colour the verdicts: auto (default), always or never",
 	  "auto always never", 0 },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_check = {

@@ -29,7 +29,7 @@ static const struct cli_opt diff_opts[] = {
 	{ "force-overwrite", 0, O_FORCE, ARG_BOOL, NULL, "nsys's name for --force", NULL, OPT_HIDDEN },
 	{ "color", 0, 'C', ARG_OPTIONAL, "WHEN", "colour the verdicts: auto (default), always or never",
 	  "auto always never", 0 },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_diff = {

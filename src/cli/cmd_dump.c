@@ -27,7 +27,7 @@ static const struct cli_opt dump_opts[] = {
 	  "memory device metric capture", 0 },
 	{ "absolute", 'a', 'a', ARG_NONE, NULL, "absolute times (the clock's), not from the report's start",
 	  NULL, 0 },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_dump = {

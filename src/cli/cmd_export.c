@@ -37,7 +37,7 @@ static const struct cli_opt export_opts[] = {
 	  OPT_REPEAT },
 	{ "data-range", 0, 'R', ARG_REQUIRED, "PATTERN", "NVTX ranges (a shell pattern) that mark data loading",
 	  NULL, OPT_REPEAT },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_export = {

@@ -22,7 +22,7 @@ static const struct cli_opt health_opts[] = {
 	  "read recorded NVML readings instead of the GPUs (tests, offline demos)", "<file>", 0 },
 	{ "color", 0, 'C', ARG_OPTIONAL, "WHEN", "colour the verdicts: auto (default), always or never",
 	  "auto always never", 0 },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_health = {

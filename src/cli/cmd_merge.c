@@ -39,7 +39,7 @@ static const struct cli_opt merge_opts[] = {
 	{ "align", 0, 'A', ARG_NONE, NULL,
 	  "align the inputs' clocks (wall-clock offsets, then shared collectives; docs/distributed.md)", NULL, 0 },
 	{ "as-ranks", 0, 'R', ARG_NONE, NULL, "take input K as rank K (benches)", NULL, OPT_HIDDEN },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_merge = {

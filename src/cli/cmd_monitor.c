@@ -55,7 +55,7 @@ static const struct cli_opt monitor_opts[] = {
 	{ "replay", 0, O_REPLAY, ARG_REQUIRED, "FILE",
 	  "read recorded NVML readings instead of the GPUs (tests, offline demos)", "<file>", 0 },
 	{ "replay-loop", 0, O_LOOP, ARG_NONE, NULL, "with --replay: start again at the end", NULL, 0 },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_monitor = {

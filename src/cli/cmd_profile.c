@@ -93,7 +93,7 @@ static const struct cli_opt profile_opts[] = {
 	{ "analyze", 0, OPT_ANALYZE, ARG_NONE, NULL, "print `gpuscope analyze` of the report afterwards",
 	  NULL, 0 },
 	{ "report-html", 0, OPT_HTML, ARG_NONE, NULL, "write the report's HTML page afterwards", NULL, 0 },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_profile = {

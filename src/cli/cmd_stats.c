@@ -41,7 +41,7 @@ static const struct cli_opt stats_opts[] = {
 	{ "rank", 0, O_RANK, ARG_REQUIRED, "N", "only the processes of rank N (a merged distributed run)", NULL, 0 },
 	{ "help-reports", 0, O_HELP_REPORTS, ARG_NONE, NULL, "list the reports and exit", NULL, 0 },
 	{ "no-progress", 0, O_PROGRESS, ARG_NONE, NULL, "no progress line on a terminal", NULL, 0 },
-	{ NULL },
+	{ 0 },
 };
 
 static void print_reports(FILE *f)

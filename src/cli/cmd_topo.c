@@ -26,7 +26,7 @@ static const char topo_usage[] = "gpuscope topo [--format text|json] [--replay F
 static const struct cli_opt topo_opts[] = {
 	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
 	{ "replay", 'r', 'r', ARG_REQUIRED, "FILE", "read a recorded NVML replay instead of the GPUs", "<file>", 0 },
-	{ NULL },
+	{ 0 },
 };
 
 const struct cli_cmd cli_topo = {

@@ -216,6 +216,8 @@ static int replay_open(struct nvml *n, const char *path, char *why, size_t whyle
 				if (num_u64(get(v, "t"), &tn) || num_u64(get(v, "m"), &mn) ||
 				    num(get(v, "tiers"), &tiers)) {
 					problem = "a tick lacks \"t\", \"m\" or \"tiers\"";
+				} else if (!(tiers >= 0 && tiers <= UINT32_MAX)) {
+					problem = "a tick's \"tiers\" is not a 32-bit mask";
 				} else {
 					ALLOC_GROW(g->tick, g->nr + 1, g->alloc);
 					t = &g->tick[g->nr++];
