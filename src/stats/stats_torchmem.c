@@ -49,7 +49,6 @@ static int torchmem_run(const struct model *m, const struct stats_opts *o,
 	const struct trace_oom *first_oom = NULL;
 
 	(void)o;
-	st_init(t, "torch_mem_sum", "PyTorch CUDA Caching Allocator");
 	cpid = st_col(t, "PID", STATS_INT);
 	cdev = st_col(t, "Device", STATS_INT);
 	csrc = st_col(t, "Source", STATS_STR);

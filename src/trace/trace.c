@@ -238,6 +238,8 @@ int trace_writer_fdopen(struct trace_writer *w, int fd, const char *path, int he
 			int e = errno;
 			close(fd);
 			w->fd = -1;
+			free(w->path);
+			w->path = NULL;
 			return error("cannot write '%s': %s", path, strerror(e));
 		}
 		w->offset = sizeof(hdr);
