@@ -125,7 +125,8 @@ void rule_memory(struct az_ctx *c, const struct az_rule *self)
 			pt_t[npt++] = c->steps[i].end;
 	by_steps = npt >= GROWTH_MIN_POINTS;
 	if (by_steps) {
-		qsort(pt_t, npt, sizeof(*pt_t), cmp_u64);
+		if (npt)
+			qsort(pt_t, npt, sizeof(*pt_t), cmp_u64);
 	} else {
 		for (npt = 0; npt < GROWTH_POINTS; npt++)
 			pt_t[npt] = c->lo + (uint64_t)((double)(c->hi - c->lo) * (double)(npt + 1) / GROWTH_POINTS);

@@ -104,7 +104,8 @@ static void coll_seq(const struct model *m, struct rm_seq *s, int copy)
 	free(u);
 	free(cnt);
 	if (s->n)
-		qsort(s->v, s->n, sizeof(*s->v), cmp_coll);
+		if (s->n)
+			qsort(s->v, s->n, sizeof(*s->v), cmp_coll);
 }
 
 static void seq_release(struct rm_seq *s, int copied)
@@ -178,7 +179,8 @@ static void align(struct rm_align *a, const struct model *m, const struct rm_seq
 	if (nd >= RM_MIN_PAIRS) {
 		int64_t med;
 		uint64_t *r = xmalloc(nd * sizeof(*r));
-		qsort(d, nd, sizeof(*d), cmp_i64);
+		if (nd)
+			qsort(d, nd, sizeof(*d), cmp_i64);
 		med = d[nd / 2];
 		a->refine = med;
 		a->off += med;
@@ -189,7 +191,8 @@ static void align(struct rm_align *a, const struct model *m, const struct rm_seq
 			if (r[k] > a->err_max)
 				a->err_max = r[k];
 		}
-		qsort(r, nd, sizeof(*r), cmp_i64); /* values < 2^63: the signed order is the same */
+		if (nd)
+			qsort(r, nd, sizeof(*r), cmp_i64); /* values < 2^63: the signed order is the same */
 		a->err_med = r[nd / 2];
 		free(r);
 	}

@@ -292,7 +292,8 @@ static void tl_build(struct tl *t, const struct model *m, uint64_t ws, uint64_t 
 		free(order);
 		free(rank);
 	}
-	qsort(t->ev, t->n, sizeof(*t->ev), cmp_ev_lane_start);
+	if (t->n)
+		qsort(t->ev, t->n, sizeof(*t->ev), cmp_ev_lane_start);
 }
 
 static void tl_release(struct tl *t)

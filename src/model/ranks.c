@@ -88,7 +88,8 @@ size_t model_ranks(const struct model *m, int32_t **out)
 	for (size_t i = 0; i < m->procs.n; i++)
 		if (m->procs.v[i].has_attr && m->procs.v[i].attr.rank >= 0)
 			v[k++] = m->procs.v[i].attr.rank;
-	qsort(v, k, sizeof(*v), cmp_i32);
+	if (k)
+		qsort(v, k, sizeof(*v), cmp_i32);
 	n = 0;
 	for (size_t i = 0; i < k; i++)
 		if (!n || v[n - 1] != v[i])

@@ -83,7 +83,8 @@ static struct pidrow *kernel_counts(const struct model *m, size_t *n)
 		v[i].dev = m->kernels.v[i].device;
 		v[i].n = 1;
 	}
-	qsort(v, m->kernels.n, sizeof(*v), cmp_pidrow);
+	if (m->kernels.n)
+		qsort(v, m->kernels.n, sizeof(*v), cmp_pidrow);
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		if (k && v[k - 1].pid == v[i].pid && v[k - 1].dev == v[i].dev)
 			v[k - 1].n++;
@@ -139,7 +140,8 @@ static void find_ranks(const struct model *m, struct rank_stats *s, uint64_t *nk
 	}
 	free(cnt);
 	if (s->n)
-		qsort(s->v, s->n, sizeof(*s->v), cmp_row);
+		if (s->n)
+			qsort(s->v, s->n, sizeof(*s->v), cmp_row);
 }
 
 /* Per rank while the tables pass once. */
@@ -201,7 +203,8 @@ size_t rank_stats_build(const struct model *m, struct rank_stats *s)
 		pm[i].row = (uint32_t)i;
 		s->v[i].first = UINT64_MAX;
 	}
-	qsort(pm, s->n, sizeof(*pm), cmp_pidmap);
+	if (s->n)
+		qsort(pm, s->n, sizeof(*pm), cmp_pidmap);
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		struct rank_row *w;
@@ -297,14 +300,16 @@ size_t rank_stats_build(const struct model *m, struct rank_stats *s)
 		w->host_ns = w->idle_ns > w->data_ns ? w->idle_ns - w->data_ns : 0;
 		if (x->steps.n) {
 			struct u64vec *v = &x->steps;
-			qsort(v->v, v->n, sizeof(*v->v), cmp_u64);
+			if (v->n)
+				qsort(v->v, v->n, sizeof(*v->v), cmp_u64);
 			w->steps = v->n;
 			w->step_med_ns = v->n % 2 ? v->v[v->n / 2] : (v->v[v->n / 2 - 1] + v->v[v->n / 2]) / 2;
 		}
 	}
 	/* the instances: groups of the same (name, occurrence) on two ranks or more */
 	if (nc)
-		qsort(cv, nc, sizeof(*cv), cmp_coll);
+		if (nc)
+			qsort(cv, nc, sizeof(*cv), cmp_coll);
 	for (size_t i = 0; i < nc;) {
 		size_t j = i, last = i;
 		while (j < nc && cv[j].name == cv[i].name && cv[j].occ == cv[i].occ)

@@ -217,7 +217,8 @@ static int torch_op_sum_run(const struct model *m, const struct stats_opts *o,
 		for (size_t i = 0; i < m->op_shapes.n; i++)
 			six[nsix++] = (struct shape_ix){ m->op_shapes.v[i].pid, m->op_shapes.v[i].tid,
 							  m->op_shapes.v[i].start, i };
-		qsort(six, nsix, sizeof(*six), cmp_shape_ix);
+		if (nsix)
+			qsort(six, nsix, sizeof(*six), cmp_shape_ix);
 	}
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
@@ -269,7 +270,8 @@ static int torch_op_sum_run(const struct model *m, const struct stats_opts *o,
 	}
 
 	/* nesting per thread: a stack of open operators */
-	qsort(ops, nops, sizeof(*ops), cmp_op);
+	if (nops)
+		qsort(ops, nops, sizeof(*ops), cmp_op);
 	stack = xmalloc(nops * sizeof(*stack));
 	for (size_t i = 0; i < nops; i++) {
 		if (i && (ops[i].pid != ops[i - 1].pid || ops[i].tid != ops[i - 1].tid))
@@ -316,7 +318,8 @@ static int torch_op_sum_run(const struct model *m, const struct stats_opts *o,
 		u64vec_push(&gr->d, ops[i].kernels);
 	}
 	/* the groups' slots are not used after this: sorting the array is safe */
-	qsort(g.v, g.n, sizeof(*g.v), cmp_row);
+	if (g.n)
+		qsort(g.v, g.n, sizeof(*g.v), cmp_row);
 	for (size_t i = 0; i < g.n; i++) {
 		const struct grp *gr = &g.v[i];
 		uint64_t cpu = 0, kernels = 0;
