@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <errno.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -208,24 +207,13 @@ void report_damage(const struct model *m)
 
 int output_creatable(const char *path)
 {
-	char *copy, *dir;
 	struct stat st;
-	int ret = 0;
 
 	if (!path || !strcmp(path, "-"))
 		return 0;
 	if (!stat(path, &st) && S_ISDIR(st.st_mode))
 		return error("cannot create '%s': %s", path, strerror(EISDIR));
-	copy = xstrdup(path);
-	dir = dirname(copy);
-	if (stat(dir, &st) < 0)
-		ret = error("cannot create '%s': %s", path, strerror(errno));
-	else if (!S_ISDIR(st.st_mode))
-		ret = error("cannot create '%s': %s", path, strerror(ENOTDIR));
-	else if (access(dir, W_OK | X_OK) < 0)
-		ret = error("cannot create '%s': %s", path, strerror(errno));
-	free(copy);
-	return ret;
+	return output_dir_writable(path);
 }
 
 static void print_help(FILE *f)

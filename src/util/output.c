@@ -93,8 +93,6 @@ static int is_stdout(const char *path)
 int output_check(const char *path, int force)
 {
 	struct stat st;
-	char *copy, *dir;
-	int ret = 0;
 
 	if (is_stdout(path))
 		return 0;
@@ -114,8 +112,15 @@ int output_check(const char *path, int force)
 	} else if (errno != ENOENT) {
 		return error("cannot create '%s': %s", path, strerror(errno));
 	}
-	copy = xstrdup(path);
-	dir = dirname(copy);
+	return output_dir_writable(path);
+}
+
+int output_dir_writable(const char *path)
+{
+	char *copy = xstrdup(path), *dir = dirname(copy);
+	struct stat st;
+	int ret = 0;
+
 	if (stat(dir, &st) < 0)
 		ret = error("cannot create '%s': %s", path, strerror(errno));
 	else if (!S_ISDIR(st.st_mode))

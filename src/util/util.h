@@ -192,6 +192,8 @@ struct output_file {
  * an unwritable directory).  Run it for every output before any work.
  */
 int output_check(const char *path, int force);
+/* Whether the directory @path would be created in exists and is writable: 0, or -1 after an error. */
+int output_dir_writable(const char *path);
 /* output_open - output_check() and create the temporary; 0 or -1 (said why). */
 int output_open(struct output_file *o, const char *path, int force);
 /* output_commit - close (checked) and move into place; 0 or -1 (temporary removed). */
