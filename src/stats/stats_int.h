@@ -151,6 +151,18 @@ extern const struct stats_report_def stats_def_cuda_gpu_trace, stats_def_cuda_ap
 extern const struct stats_report_def stats_def_cuda_kern_metrics;
 /* Kernel efficiency and kernel time by class (stats_eff.c). */
 extern const struct stats_report_def stats_def_cuda_kern_eff, stats_def_cuda_kern_class_sum;
+/*
+ * A row of one thread found by its start time: rows sorted by (pid, tid,
+ * start) with stats_cmp_tix, then searched (stats_nvtx.c's API join,
+ * stats_torch.c's Kineto shapes).
+ */
+struct stats_tix {
+	uint32_t pid, tid;
+	uint64_t start;
+	size_t idx;
+};
+int stats_cmp_tix(const void *pa, const void *pb);
+
 /* PyTorch's operator view (stats_torch.c). */
 extern const struct stats_report_def stats_def_torch_op_sum;
 /* PyTorch's caching allocator (stats_torchmem.c). */

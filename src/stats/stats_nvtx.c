@@ -129,15 +129,9 @@ const struct stats_report_def stats_def_nvtx_sum = {
 
 /* ---- the join: ranges -> API calls on their thread -> GPU work ---- */
 
-struct api_ix {
-	uint32_t pid, tid;
-	uint64_t start;
-	size_t idx;
-};
-
-static int cmp_api_ix(const void *pa, const void *pb)
+int stats_cmp_tix(const void *pa, const void *pb)
 {
-	const struct api_ix *a = pa, *b = pb;
+	const struct stats_tix *a = pa, *b = pb;
 
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
@@ -168,7 +162,7 @@ static int cmp_gpu_op(const void *pa, const void *pb)
 }
 
 struct nvtx_join {
-	struct api_ix *api;
+	struct stats_tix *api;
 	size_t napi;
 	struct gpu_op *ops;
 	size_t nops;
@@ -186,7 +180,7 @@ static void join_init(struct nvtx_join *j, const struct model *m, int kernels_on
 		j->api[i].idx = i;
 	}
 	j->napi = m->api.n;
-	qsort(j->api, j->napi, sizeof(*j->api), cmp_api_ix);
+	qsort(j->api, j->napi, sizeof(*j->api), stats_cmp_tix);
 	j->ops = xmalloc((n ? n : 1) * sizeof(*j->ops));
 #define ADD_OPS(table, kd)                                                          \
 	for (size_t i = 0; i < m->table.n; i++) {                                   \
@@ -218,12 +212,12 @@ static void join_release(struct nvtx_join *j)
 /* Index of the first API call of (pid, tid) starting at or after @start. */
 static size_t api_first(const struct nvtx_join *j, uint32_t pid, uint32_t tid, uint64_t start)
 {
-	struct api_ix probe = { pid, tid, start, 0 };
+	struct stats_tix probe = { pid, tid, start, 0 };
 	size_t lo = 0, hi = j->napi;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (cmp_api_ix(&j->api[mid], &probe) < 0)
+		if (stats_cmp_tix(&j->api[mid], &probe) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -288,7 +282,7 @@ static void proj_op(void *ctx, const struct gpu_op *op)
 static uint32_t *child_counts(const struct model *m)
 {
 	uint32_t *children = xcalloc(m->nvtx.n ? m->nvtx.n : 1, sizeof(*children));
-	struct api_ix *ix = xmalloc((m->nvtx.n ? m->nvtx.n : 1) * sizeof(*ix));
+	struct stats_tix *ix = xmalloc((m->nvtx.n ? m->nvtx.n : 1) * sizeof(*ix));
 	size_t n = 0, *last = NULL, nlast = 0;
 
 	for (size_t i = 0; i < m->nvtx.n; i++) {
@@ -302,7 +296,7 @@ static uint32_t *child_counts(const struct model *m)
 		ix[n].idx = i;
 		n++;
 	}
-	qsort(ix, n, sizeof(*ix), cmp_api_ix);
+	qsort(ix, n, sizeof(*ix), stats_cmp_tix);
 	for (size_t i = 0; i < n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[ix[i].idx];
 		if (i == 0 || ix[i].pid != ix[i - 1].pid || ix[i].tid != ix[i - 1].tid)

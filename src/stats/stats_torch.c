@@ -127,34 +127,15 @@ static int cmp_row(const void *pa, const void *pb)
 }
 
 /* Kineto's shapes: the op_shapes row of the same thread, start and name; index + 1 or 0. */
-struct shape_ix {
-	uint32_t pid, tid;
-	uint64_t start;
-	size_t idx;
-};
-
-static int cmp_shape_ix(const void *pa, const void *pb)
-{
-	const struct shape_ix *a = pa, *b = pb;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-static const char *kineto_dims(const struct model *m, const struct shape_ix *ix, size_t n,
+static const char *kineto_dims(const struct model *m, const struct stats_tix *ix, size_t n,
 			       const struct trace_nvtx_range *r)
 {
 	size_t lo = 0, hi = n;
-	struct shape_ix key = { r->pid, r->tid, r->start, 0 };
+	struct stats_tix key = { r->pid, r->tid, r->start, 0 };
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (cmp_shape_ix(&ix[mid], &key) < 0)
+		if (stats_cmp_tix(&ix[mid], &key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -202,7 +183,7 @@ static int torch_op_sum_run(const struct model *m, const struct stats_opts *o,
 	struct strtab tab;
 	struct op *ops = NULL;
 	size_t nops = 0, alloc = 0, *stack = NULL, depth = 0;
-	struct shape_ix *six = NULL;
+	struct stats_tix *six = NULL;
 	size_t nsix = 0;
 	struct model_corr corr;
 	struct grpmap g = { 0 };
@@ -215,10 +196,10 @@ static int torch_op_sum_run(const struct model *m, const struct stats_opts *o,
 	if (m->op_shapes.n) {
 		six = xmalloc(m->op_shapes.n * sizeof(*six));
 		for (size_t i = 0; i < m->op_shapes.n; i++)
-			six[nsix++] = (struct shape_ix){ m->op_shapes.v[i].pid, m->op_shapes.v[i].tid,
+			six[nsix++] = (struct stats_tix){ m->op_shapes.v[i].pid, m->op_shapes.v[i].tid,
 							  m->op_shapes.v[i].start, i };
 		if (nsix)
-			qsort(six, nsix, sizeof(*six), cmp_shape_ix);
+			qsort(six, nsix, sizeof(*six), stats_cmp_tix);
 	}
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
