@@ -20,7 +20,6 @@
 #include "internal.h"
 #include "model/device_facts.h"
 #include "model/gpu_facts.h"
-#include "model/kernel_class.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,18 +35,6 @@ static int cmp_waste(const void *pa, const void *pb)
 {
 	const struct kagg *a = pa, *b = pb;
 	return (a->waste < b->waste) - (a->waste > b->waste);
-}
-
-/* Is kernel @k communication?  Flag from the input, else the classifier (cached per name in @cache). */
-static int is_comm(const struct model *m, uint8_t *cache, const struct trace_kernel *k)
-{
-	if (k->flags & TRACE_GPU_COMM)
-		return 1;
-	if (k->name_id >= m->str.nr)
-		return 0;
-	if (!cache[k->name_id])
-		cache[k->name_id] = (uint8_t)(0x80 | (kernel_class_flags(model_str(m, k->name_id)) & KCF_COMM ? 1 : 0));
-	return cache[k->name_id] & 1;
 }
 
 /*
@@ -112,7 +99,7 @@ static uint32_t unit_sms(const struct az_ctx *c, uint32_t pid, uint32_t device, 
  * started before b)); those pieces come in start order and are merged as
  * they come, so no sort is needed.
  */
-static void build_concurrency(struct az_ctx *c, uint8_t *cache, struct interval_set *conc)
+static void build_concurrency(struct az_ctx *c, struct interval_set *conc)
 {
 	const struct model *m = c->m;
 	uint64_t *pmax = xcalloc(c->nunits + 1, sizeof(*pmax));
@@ -133,7 +120,7 @@ static void build_concurrency(struct az_ctx *c, uint8_t *cache, struct interval_
 				continue;
 			last = ui = (size_t)(un - c->units);
 		}
-		if (is_comm(m, cache, k))
+		if (az_is_comm(c, k))
 			continue;
 		a = k->start;
 		b = k->end < pmax[ui] ? k->end : pmax[ui];
@@ -167,7 +154,6 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	int skipped = 0;
 	const char *sms_src = NULL, *sms_row = NULL;
 	uint64_t shared_ns = 0;
-	uint8_t *cache;
 	struct interval_set *conc;
 	struct strbuf ev = STRBUF_INIT;
 	struct interval where[3];
@@ -178,9 +164,8 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	if (!c->has_gpu || !m->kernels.n)
 		return;
 	slot = xcalloc(m->str.nr + 1, sizeof(uint32_t));
-	cache = xcalloc(m->str.nr + 1, 1);
 	conc = xcalloc(c->nunits ? c->nunits : 1, sizeof(*conc));
-	build_concurrency(c, cache, conc);
+	build_concurrency(c, conc);
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		uint64_t d = k->end > k->start ? k->end - k->start : 0, blocks;
@@ -189,7 +174,7 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 			continue;
 		total += d;
 		blocks = az_kernel_blocks(k);
-		if (!k->grid[0] || is_comm(m, cache, k) || d < min_kernel)
+		if (!k->grid[0] || az_is_comm(c, k) || d < min_kernel)
 			continue; /* grid unknown; collectives use few blocks on purpose; tiny kernels are launch costs */
 		if (k->pid != last_pid || k->device != last_dev) {
 			last_pid = k->pid;
@@ -236,7 +221,6 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 		}
 	}
 	free(slot);
-	free(cache);
 	for (size_t ui = 0; ui < c->nunits; ui++)
 		ivset_release(&conc[ui]);
 	free(conc);

@@ -45,11 +45,6 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int is_comm(const struct model *m, const struct trace_kernel *k)
-{
-	return (k->flags & TRACE_GPU_COMM) || (kernel_class_flags(model_str(m, k->name_id)) & KCF_COMM);
-}
-
 /*
  * The collectives of one rank: the communication kernels of the (process,
  * GPU) that ran the most of them (one rank's GPU: the sequence every rank
@@ -66,7 +61,7 @@ static void coll_seq(const struct model *m, struct rm_seq *s, int copy)
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		size_t j;
-		if (!is_comm(m, k))
+		if (!kernel_is_comm(m, k, NULL))
 			continue;
 		for (j = 0; j < nu; j++)
 			if (u[j].pid == k->pid && u[j].dev == k->device)
@@ -85,7 +80,7 @@ static void coll_seq(const struct model *m, struct rm_seq *s, int copy)
 	for (size_t i = 0; nu && i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		size_t j;
-		if (k->pid != u[best].pid || k->device != u[best].dev || !is_comm(m, k) || !k->end)
+		if (k->pid != u[best].pid || k->device != u[best].dev || !kernel_is_comm(m, k, NULL) || !k->end)
 			continue;
 		for (j = 0; j < ncnt; j++)
 			if (cnt[j].name == k->name_id)
@@ -386,7 +381,7 @@ static void write_rows(struct rm_writer *w, const struct rm_align *al, const cha
 		r.end = wt(w, r.end);
 		r.pid = wpid(w, r.pid);
 		r.device = wdev(w, r.device);
-		if (is_comm(m, &m->kernels.v[i]))
+		if (kernel_is_comm(m, &m->kernels.v[i], NULL))
 			r.flags |= TRACE_GPU_COMM;
 		r.name_id = wstr(w, r.name_id);
 		r.mangled_id = wstr(w, r.mangled_id);

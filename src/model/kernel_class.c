@@ -13,6 +13,7 @@
  *     cores from the op and precision (see tc_default()).
  */
 #include "kernel_class.h"
+#include "model.h"
 
 #include "util/util.h"
 
@@ -577,4 +578,17 @@ const char *kernel_collective(const char *name)
 		if (has_word(name, t[i].word))
 			return t[i].coll;
 	return NULL;
+}
+
+int kernel_is_comm(const struct model *m, const struct trace_kernel *k, uint8_t *cache)
+{
+	if (k->flags & TRACE_GPU_COMM)
+		return 1;
+	if (k->name_id >= m->str.nr)
+		return 0;
+	if (!cache)
+		return (kernel_class_flags(model_str(m, k->name_id)) & KCF_COMM) != 0;
+	if (!cache[k->name_id])
+		cache[k->name_id] = (kernel_class_flags(model_str(m, k->name_id)) & KCF_COMM) ? 2 : 1;
+	return cache[k->name_id] == 2;
 }

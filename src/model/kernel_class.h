@@ -102,6 +102,16 @@ enum {
 /* kernel_class_flags - the KCF_* bits of @name (see kernel_classify). */
 unsigned kernel_class_flags(const char *name);
 
+struct model;
+struct trace_kernel;
+/*
+ * kernel_is_comm - is kernel @k of @m communication: the input's flag,
+ * else its name (kernel_class_flags).  @cache (m->str.nr + 1 zeroed bytes)
+ * keeps the answer per name, or NULL.  analyze has its own cache
+ * (az_is_comm).
+ */
+int kernel_is_comm(const struct model *m, const struct trace_kernel *k, uint8_t *cache);
+
 /*
  * kernel_collective - the collective a communication kernel runs, from its
  * name (NCCL and RCCL kernel names, custom all-reduce kernels):

@@ -8,17 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int is_comm(const struct model *m, const struct trace_kernel *k, uint8_t *cache)
-{
-	if (k->flags & TRACE_GPU_COMM)
-		return 1;
-	if (k->name_id >= m->str.nr)
-		return 0;
-	if (!cache[k->name_id])
-		cache[k->name_id] = (kernel_class_flags(model_str(m, k->name_id)) & KCF_COMM) ? 2 : 1;
-	return cache[k->name_id] == 2;
-}
-
 static int is_data_name(const char *s)
 {
 	/* PyTorch's DataLoader and DataPipe iteration frames (analyze's data frames without --data-range) */
@@ -221,7 +210,7 @@ size_t rank_stats_build(const struct model *m, struct rank_stats *s)
 		if (k->end > w->last)
 			w->last = k->end;
 		ivset_add(&x->busy, k->start, k->end);
-		if (!is_comm(m, k, cache)) {
+		if (!kernel_is_comm(m, k, cache)) {
 			ivset_add(&x->compute, k->start, k->end);
 			continue;
 		}
