@@ -74,10 +74,10 @@ static void decode_system(struct nvml_system *sys, const struct nvml_raws *l)
 			snprintf(sys->nvml_version, sizeof(sys->nvml_version), "%s", r->str);
 			break;
 		case NVC_CUDA_VERSION:
-			sys->cuda_version = (int)r->val[0];
+			sys->cuda_version = dbl_int(r->val[0]);
 			break;
 		case NVC_DEVICE_COUNT:
-			sys->ngpus = (unsigned)r->val[0];
+			sys->ngpus = dbl_u32(r->val[0]);
 			break;
 		case NVC_HOSTNAME:
 			snprintf(sys->hostname, sizeof(sys->hostname), "%s", r->str);

@@ -335,20 +335,20 @@ static void decode_one(const struct nvml_raw *r, struct nvml_sample *s,
 	case NVC_PCI_INFO:
 		if (info && r->nval >= 3) {
 			snprintf(info->bus_id, sizeof(info->bus_id), "%s", r->str);
-			info->pci_domain = (unsigned)v[0];
-			info->pci_bus = (unsigned)v[1];
-			info->pci_device = (unsigned)v[2];
+			info->pci_domain = dbl_u32(v[0]);
+			info->pci_bus = dbl_u32(v[1]);
+			info->pci_device = dbl_u32(v[2]);
 		}
 		break;
 	case NVC_CUDA_CC:
 		if (info && r->nval >= 2) {
-			info->cc_major = (int)v[0];
-			info->cc_minor = (int)v[1];
+			info->cc_major = dbl_int(v[0]);
+			info->cc_minor = dbl_int(v[1]);
 		}
 		break;
 	case NVC_BUS_WIDTH:
 		if (info)
-			info->bus_width = (int)v[0];
+			info->bus_width = dbl_int(v[0]);
 		break;
 	case NVC_ECC_MODE:
 		if (info)
@@ -494,8 +494,8 @@ static void decode_one(const struct nvml_raw *r, struct nvml_sample *s,
 		break;
 	case NVC_PROCESS:
 		if (s->nproc < NVML_MAX_PROCS && r->nval >= 2) {
-			s->proc[s->nproc].pid = (uint32_t)v[0];
-			s->proc[s->nproc].used_bytes = v[1] < 0 ? UINT64_MAX : (uint64_t)v[1];
+			s->proc[s->nproc].pid = dbl_u32(v[0]);
+			s->proc[s->nproc].used_bytes = v[1] < 0 ? UINT64_MAX : dbl_u64(v[1]);
 			s->nproc++;
 		}
 		break;

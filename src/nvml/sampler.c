@@ -134,9 +134,9 @@ static void put_devices(struct nvml_sampler *s)
 		d.cc_major = g->cc_major > 0 ? (uint32_t)g->cc_major : 0;
 		d.cc_minor = g->cc_minor > 0 ? (uint32_t)g->cc_minor : 0;
 		if (st->valid[NVML_M_SM_CLOCK_MAX])
-			d.core_clock_khz = (uint32_t)(st->v[NVML_M_SM_CLOCK_MAX] * 1000);
+			d.core_clock_khz = dbl_u32(st->v[NVML_M_SM_CLOCK_MAX] * 1000);
 		if (st->valid[NVML_M_MEM_CLOCK_MAX])
-			d.mem_clock_khz = (uint32_t)(st->v[NVML_M_MEM_CLOCK_MAX] * 1000);
+			d.mem_clock_khz = dbl_u32(st->v[NVML_M_MEM_CLOCK_MAX] * 1000);
 		d.mem_bus_width = g->bus_width > 0 ? (uint32_t)g->bus_width : 0;
 		d.pci_domain = g->pci_domain;
 		d.pci_bus = g->pci_bus;

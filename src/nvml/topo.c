@@ -58,14 +58,14 @@ void nvml_topo_decode(const struct nvml_raw *r, struct nvml_gpu_topo *t)
 		break;
 	case NVC_NVLINK_VERSION:
 		if (t->nvlink_version < 0 && r->nval >= 1)
-			t->nvlink_version = (int)r->val[0];
+			t->nvlink_version = dbl_int(r->val[0]);
 		break;
 	case NVC_CPU_AFFINITY:
 		snprintf(t->cpus, sizeof(t->cpus), "%s", r->str);
 		break;
 	case NVC_NUMA_NODE:
 		if (r->nval >= 1 && r->val[0] >= 0)
-			t->numa_node = (int)r->val[0];
+			t->numa_node = dbl_int(r->val[0]);
 		break;
 	case NVC_NVLINK_REMOTE_TYPE:
 		if (r->arg < NVML_TOPO_LINKS && r->nval >= 1 && r->val[0] >= 0 && r->val[0] < 100)

@@ -39,6 +39,26 @@ char *xstrndup(const char *s, size_t n);
 char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * A double read from outside (a replayed NVML file, an imported trace) as an
+ * integer.  A plain cast of NaN or of a value outside the target's range is
+ * undefined behaviour (the replay fuzz target found 9e15 cast to unsigned),
+ * so these clamp to the range and read NaN as 0.
+ */
+static inline unsigned dbl_u32(double v)
+{
+	return !(v > 0) ? 0 : v >= 4294967295.0 ? 4294967295u : (unsigned)v;
+}
+static inline int dbl_int(double v)
+{
+	return v != v ? 0 : v <= -2147483648.0 ? -2147483647 - 1
+	       : v >= 2147483647.0 ? 2147483647 : (int)v;
+}
+static inline uint64_t dbl_u64(double v)
+{
+	return !(v > 0) ? 0 : v >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)v;
+}
+
+/*
  * ALLOC_GROW - make room for at least @nr elements in @x (capacity @alloc).
  * As git's ALLOC_GROW: grows by 3/2, never shrinks.
  */

@@ -299,6 +299,40 @@ static void test_replay_errors(void)
 	CHECK_CONTAINS(why, "cannot open replay");
 }
 
+/*
+ * Values out of an integer's range in a replay file (the replay fuzz target
+ * found 9e15 as a PCI device number): clamped, never a cast out of range,
+ * which is undefined behaviour (the ASan+UBSan run makes it fatal).
+ */
+static void test_replay_out_of_range(void)
+{
+	char path[512], why[256];
+	struct nvml *n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/range.jsonl", gstest_tmpdir());
+	f = fopen(path, "w");
+	fputs("{\"format\":\"gpuscope-nvml-replay\",\"version\":1,\"backend\":\"nvml\"}\n"
+	      "{\"k\":\"system\",\"r\":[[\"SystemGetCudaDriverVersion\",0,0,[1e300]],"
+	      "[\"DeviceGetCount\",0,0,[1]]]}\n"
+	      "{\"k\":\"static\",\"gpu\":0,\"r\":[[\"DeviceGetPciInfo\",0,0,[-5,1e20,9.04956e15],\"x\"],"
+	      "[\"DeviceGetCudaComputeCapability\",0,0,[-1e300,3e9]],"
+	      "[\"DeviceGetMemoryBusWidth\",0,0,[-7e12]]]}\n", f);
+	fclose(f);
+	n = nvml_open(path, why, sizeof(why));
+	CHECK(n != NULL);
+	if (!n)
+		return;
+	CHECK_EQ_U64(n->sys.cuda_version, 2147483647);
+	CHECK_EQ_U64(n->gpu[0].pci_domain, 0);
+	CHECK_EQ_U64(n->gpu[0].pci_bus, 4294967295u);
+	CHECK_EQ_U64(n->gpu[0].pci_device, 4294967295u);
+	CHECK_EQ_I64(n->gpu[0].cc_major, -2147483647 - 1);
+	CHECK_EQ_I64(n->gpu[0].cc_minor, 2147483647);
+	CHECK_EQ_I64(n->gpu[0].bus_width, -2147483647 - 1);
+	nvml_close(n);
+}
+
 /* No driver on the CI machine: a reason, not a crash. */
 static void test_no_driver(void)
 {
@@ -379,6 +413,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_steer_budget),
 	GSTEST(test_record_roundtrip),
 	GSTEST(test_replay_errors),
+	GSTEST(test_replay_out_of_range),
 	GSTEST(test_no_driver),
 	GSTEST(test_sampler_report),
 	{ 0 },
