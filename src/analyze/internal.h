@@ -125,6 +125,11 @@ int az_is_comm(struct az_ctx *c, const struct trace_kernel *k);
 struct az_unit *az_unit_find(struct az_ctx *c, uint32_t pid, uint32_t device);
 /* SM count of a unit's device (0 when unknown). */
 uint32_t az_unit_sms(const struct az_ctx *c, uint32_t pid, uint32_t device);
+/*
+ * The device of a unit whose compute capability is known: (pid, device)'s own
+ * record, else another process's record of the same device id; NULL when none.
+ */
+const struct trace_device *az_unit_device(const struct az_ctx *c, uint32_t pid, uint32_t device);
 /* Thread blocks a kernel launched (grid x * y * z; an unset dimension is 1). */
 static inline uint64_t az_kernel_blocks(const struct trace_kernel *k)
 {

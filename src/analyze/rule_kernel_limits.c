@@ -65,21 +65,6 @@ static int cmp_ns(const void *pa, const void *pb)
 	return (a->ns < b->ns) - (a->ns > b->ns);
 }
 
-static const struct trace_device *device_of(const struct model *m, uint32_t pid, uint32_t dev)
-{
-	const struct trace_device *any = NULL;
-
-	for (size_t i = 0; i < m->devices.n; i++) {
-		const struct trace_device *d = &m->devices.v[i];
-		if (d->id != dev || !d->cc_major)
-			continue;
-		if (d->pid == pid)
-			return d;
-		any = d;
-	}
-	return any;
-}
-
 /* The hot kernels of the window, largest first; returns how many (<= HOT_MAX). */
 static size_t find_hot(struct az_ctx *c, double min_share, struct hot *out)
 {
@@ -103,7 +88,7 @@ static size_t find_hot(struct az_ctx *c, double min_share, struct hot *out)
 			if (out[j].name_id == k->name_id)
 				h = &out[j];
 		if (!h) {
-			const struct trace_device *d = device_of(m, k->pid, k->device);
+			const struct trace_device *d = az_unit_device(c, k->pid, k->device);
 			if (n == HOT_MAX * 4)
 				continue;
 			h = &out[n++];

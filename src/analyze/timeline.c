@@ -59,6 +59,22 @@ uint32_t az_unit_sms(const struct az_ctx *c, uint32_t pid, uint32_t device)
 	return 0;
 }
 
+const struct trace_device *az_unit_device(const struct az_ctx *c, uint32_t pid, uint32_t device)
+{
+	const struct model *m = c->m;
+	const struct trace_device *any = NULL;
+
+	for (size_t i = 0; i < m->devices.n; i++) {
+		const struct trace_device *d = &m->devices.v[i];
+		if (d->id != device || !d->cc_major)
+			continue;
+		if (d->pid == pid)
+			return d;
+		any = d;
+	}
+	return any;
+}
+
 /* ---- the window ---- */
 
 int az_in_win_slow(const struct az_ctx *c, uint64_t t)

@@ -320,11 +320,16 @@ static int c_alloc(const char *path, int fixed)
 /*
  * comm-wait: two ranks; per step 6 ms of compute then a 4 ms NCCL
  * all-reduce (16 blocks) that nothing overlaps; the ranks are equal, so it is
- * all transfer.  Gain 0.4 x (1 - 16/132): hiding it behind compute slows
- * the compute by the SMs the all-reduce holds.  fixed: the all-reduce runs
- * on stream 20 beside the compute.
+ * all transfer.  The compute is a GEMM of 264 blocks of 256 threads: 8 fit
+ * on an SM of cc 9.0 (2,048 threads), so one wave fills 33 SMs, and beside
+ * the all-reduce (16 of 132 SMs held) it still runs in one wave at full
+ * rate: gain 0.4.  fixed: the all-reduce runs on stream 20 beside the
+ * compute.
+ * comm-wait-wide: the same with a GEMM of 264 blocks of 1,024 threads: 2
+ * per SM, one wave on 132 SMs, two waves on the 116 the all-reduce leaves,
+ * so compute runs at half rate beside it: gain 0.4 x 1/2.
  */
-static int c_comm(const char *path, int fixed)
+static int comm_case(const char *path, int fixed, const struct synth_kernel *gemm)
 {
 	struct synth s;
 	struct synth_kernel nccl = { "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 0, 20, 16, 512, TRACE_GPU_COMM };
@@ -339,7 +344,7 @@ static int c_comm(const char *path, int fixed)
 		synth_device(&s, 0, 132, 143771ull << 20, 1980);
 		for (int i = 0; i < 50; i++) {
 			uint64_t a = T0 - 1 * MS + (uint64_t)i * 20 * US;
-			synth_kernel(&s, 200 + r, a, a + 4 * US, t, t + 6 * MS, &K_GEMM);
+			synth_kernel(&s, 200 + r, a, a + 4 * US, t, t + 6 * MS, gemm);
 			if (!fixed) {
 				synth_kernel(&s, 200 + r, a + 5 * US, a + 9 * US, t + 6 * MS + 1 * US, t + 10 * MS, &nccl);
 				t += 10 * MS + 2 * US;
@@ -350,6 +355,17 @@ static int c_comm(const char *path, int fixed)
 		}
 	}
 	return synth_close(&s);
+}
+
+static int c_comm(const char *path, int fixed)
+{
+	return comm_case(path, fixed, &K_GEMM);
+}
+
+static int c_comm_wide(const char *path, int fixed)
+{
+	static const struct synth_kernel wide = { "ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_tn", 0, 7, 264, 1024, 0 };
+	return comm_case(path, fixed, &wide);
 }
 
 /*
@@ -518,7 +534,8 @@ const struct synth_case synth_cases[] = {
 	{ "tensor-core", "tensor-cores-unused", 0.8 * (1 - 1 / 7.4), c_tensor },
 	{ "underfill", "under-filled-launch", 1 - 4.0 * 32 / (132 * 16), c_underfill },
 	{ "alloc-churn", "allocation-churn", 0.17, c_alloc },
-	{ "comm-wait", "exposed-communication", 0.4 * (1 - 16.0 / 132), c_comm },
+	{ "comm-wait", "exposed-communication", 0.4, c_comm },
+	{ "comm-wait-wide", "exposed-communication", 0.4 * 0.5, c_comm_wide },
 	{ "host-bound", "host-bound", 1 - (2000 * 20 + 1999 * 0.1) / (1999 * 210.0 + 20), c_host },
 	{ "copy-bound", "copy-bound", 1 - 50 * 0.5 / (50 * 20.5), c_copy_bound },
 	{ "host-io", "host-io", 20.0 / 30, c_host_io },

@@ -237,6 +237,8 @@ static void test_alloc_churn(void)
 static void test_comm(void)
 {
 	check_case("comm-wait", 0.02, "ncclDevKernel_AllReduce");
+	/* compute that needs every SM runs at half rate beside the all-reduce */
+	check_case("comm-wait-wide", 0.02, "ncclDevKernel_AllReduce");
 }
 
 static void test_memory(void)
