@@ -17,6 +17,7 @@
  */
 #include "internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 struct sync_xf {
@@ -101,6 +102,76 @@ static void sync_after_launch(const struct az_ctx *c, uint64_t *nl, uint64_t *ns
 	}
 }
 
+struct upload {
+	uint64_t key;              /* pid << 32 | correlation */
+	uint64_t bytes;
+};
+
+static int cmp_upload(const void *pa, const void *pb)
+{
+	uint64_t a = ((const struct upload *)pa)->key, b = ((const struct upload *)pb)->key;
+	return (a > b) - (a < b);
+}
+
+/*
+ * Synchronise calls whose thread's previous copy, launch or synchronise
+ * call was an asynchronous copy from pageable host memory to the device:
+ * *n of them, the largest such upload *max_bytes.  That pair is what a
+ * blocking copy of a host tensor to the GPU looks like (PyTorch's
+ * tensor.to("cuda"), .cuda(), torch.tensor(x, device="cuda") from Python
+ * values: cudaMemcpyAsync, then cudaStreamSynchronize on the current
+ * stream), a synchronisation the program never calls by name.
+ */
+static void upload_then_sync(const struct az_ctx *c, uint64_t *n, uint64_t *max_bytes)
+{
+	const struct model *m = c->m;
+	struct { uint32_t pid, tid; const struct upload *up; } th[64];
+	struct upload *ups = NULL;
+	size_t nu = 0, alloc = 0, nth = 0;
+
+	*n = *max_bytes = 0;
+	for (size_t i = 0; i < m->memcpys.n; i++) {
+		const struct trace_memcpy *k = &m->memcpys.v[i];
+		if (k->kind != COPY_HTOD || k->src_kind != MEM_PAGEABLE || !az_in_win(c, k->start))
+			continue;
+		ALLOC_GROW(ups, nu + 1, alloc);
+		ups[nu].key = (uint64_t)k->pid << 32 | k->correlation;
+		ups[nu++].bytes = k->bytes;
+	}
+	if (!nu)
+		return;
+	qsort(ups, nu, sizeof(*ups), cmp_upload);
+	for (size_t i = 0; i < m->api.n; i++) {
+		const struct trace_api *a = &m->api.v[i];
+		int cls = (int)c->api_class[a->name_id];
+		struct upload want;
+		size_t t;
+		if ((cls != API_LAUNCH && cls != API_SYNC && cls != API_COPY_ASYNC && cls != API_COPY_SYNC) ||
+		    !az_in_win(c, a->start))
+			continue;
+		for (t = 0; t < nth && (th[t].pid != a->pid || th[t].tid != a->tid); t++)
+			;
+		if (t == nth) {
+			if (nth == ARRAY_SIZE(th))
+				continue;
+			th[nth].pid = a->pid;
+			th[nth].tid = a->tid;
+			th[nth++].up = NULL;
+		}
+		if (cls == API_SYNC && th[t].up) {
+			(*n)++;
+			if (th[t].up->bytes > *max_bytes)
+				*max_bytes = th[t].up->bytes;
+		}
+		th[t].up = NULL;
+		if (cls == API_COPY_ASYNC) {
+			want.key = (uint64_t)a->pid << 32 | a->correlation;
+			th[t].up = bsearch(&want, ups, nu, sizeof(*ups), cmp_upload);
+		}
+	}
+	free(ups);
+}
+
 void rule_sync(struct az_ctx *c, const struct az_rule *self)
 {
 	const struct model *m = c->m;
@@ -113,7 +184,9 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 	double gain;
 	char b1[64], b2[64];
 	int t, every;
-	uint64_t saved = 0, nlaunch = 0, nafter = 0;
+	uint64_t saved = 0, nlaunch = 0, nafter = 0, nupload = 0, upload_max = 0;
+	struct strbuf fix = STRBUF_INIT;
+	int uploads_first;
 	struct finding *f;
 
 	if (!c->has_gpu)
@@ -134,6 +207,7 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 	if (gain < az_param(c, self, "min_gain"))
 		return;
 	sync_after_launch(c, &nlaunch, &nafter);
+	upload_then_sync(c, &nupload, &upload_max);
 	for (size_t i = 0; i < m->api.n; i++) {
 		const struct trace_api *a = &m->api.v[i];
 		int cls = c->api_class[a->name_id];
@@ -182,6 +256,12 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 		strbuf_addf(&ev, "most time in %s: %llu calls, %s\n", model_str(m, (uint32_t)calls.key[t]),
 			    (unsigned long long)n, fmt_duration(b2, sizeof(b2), (double)calls.ns[t]));
 	}
+	if (nupload)
+		strbuf_addf(&ev, "%llu of the synchronise calls follow an asynchronous copy of at most %s from pageable "
+			    "host memory to the device on the same thread: a blocking upload%s\n",
+			    (unsigned long long)nupload, fmt_bytes(b1, sizeof(b1), (double)upload_max),
+			    c->pytorch ? " (tensor.to(\"cuda\") or .cuda() of a CPU tensor, torch.tensor(..., device=\"cuda\") "
+			    "from Python values)" : "");
 	if (nitem)
 		strbuf_addf(&ev, "%llu device-to-host copies of <= %llu bytes (scalar reads such as .item())\n",
 			    (unsigned long long)nitem, (unsigned long long)item_bytes);
@@ -194,6 +274,18 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 	for (int k = 0; k < 3; k++)
 		if (c->cause[CAUSE_SYNC].big[k].end > c->cause[CAUSE_SYNC].big[k].start)
 			where[nw++] = c->cause[CAUSE_SYNC].big[k];
+	/* most of the synchronise calls are blocking uploads: that fix first */
+	uploads_first = nsync && nupload * 2 >= nsync;
+	if (uploads_first)
+		strbuf_addstr(&fix, c->pytorch
+			      ? "Most synchronisations are blocking uploads of host values: create them on the GPU without a copy "
+				"(torch.full(shape, value, device=\"cuda\") fills on the GPU, while torch.tensor(value, "
+				"device=\"cuda\") copies and waits), keep values that change every step on the GPU, or pin them "
+				"(.pin_memory()) and copy with non_blocking=True; torch.cuda.set_sync_debug_mode(\"warn\") names "
+				"each synchronising call"
+			      : "Most synchronisations wait for uploads from pageable memory: allocate the host buffers pinned "
+				"(cudaHostAlloc/cudaHostRegister) so cudaMemcpyAsync returns at once, and wait with an event "
+				"only where the host reuses the buffer");
 	f = az_add(c, "synchronization", az_severity(gain), gain,
 	       every ? "A synchronisation after every launch: the GPU never has more than one kernel queued"
 	       : nitem ? "Host waits for the GPU (scalar reads / synchronisation) and the GPU then idles"
@@ -202,7 +294,8 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 	       "work ahead), divided by the analysed GPU time; without a graph, the idle time after blocking calls up to "
 	       "the time the thread was blocked",
 	       ev.buf,
-	       c->pytorch
+	       uploads_first ? fix.buf
+	       : c->pytorch
 	       ? "Remove per-step host synchronisation: do not read GPU values every step (.item(), .cpu(), .tolist(), print, "
 		 "Python if on a CUDA tensor; accumulate on the GPU and read every N steps), drop torch.cuda.synchronize() from "
 		 "the loop, copy with non_blocking=True from pinned memory; torch.cuda.set_sync_debug_mode(\"warn\") finds hidden syncs"
@@ -214,4 +307,5 @@ void rule_sync(struct az_ctx *c, const struct az_rule *self)
 	       where, nw);
 	az_replay_finding(c, f, "the synchronisations replaced by events (no host wait)", saved);
 	strbuf_release(&ev);
+	strbuf_release(&fix);
 }

@@ -318,6 +318,43 @@ static int c_alloc(const char *path, int fixed)
 }
 
 /*
+ * sync-upload: per step the host launches 16 kernels of 200 us (3.2 ms of
+ * GPU work), uploads an 8-byte value from pageable memory with
+ * cudaMemcpyAsync and waits for it with cudaStreamSynchronize (PyTorch's
+ * tensor.to("cuda") of a CPU scalar), which returns when the GPU drains;
+ * then 1 ms of host work leaves the GPU idle.  Without the wait, the host
+ * work overlaps the GPU: gain 1 ms of a ~4.2 ms step.
+ * fixed: no upload and no wait (the value is made on the GPU).
+ */
+static int c_sync_upload(const char *path, int fixed)
+{
+	struct synth s;
+	struct synth_kernel layer = { "layer(const float*, float*, int, float)", 0, 7, 8192, 256, 0 };
+	uint64_t t = T0, gpu = T0;
+
+	if (open_py(&s, path) < 0)
+		return -1;
+	for (int i = 0; i < 60; i++) {
+		for (int j = 0; j < 16; j++) {
+			uint64_t ks = t + 8 * US > gpu ? t + 8 * US : gpu;
+			synth_kernel(&s, MAIN, t, t + 5 * US, ks, ks + 200 * US, &layer);
+			gpu = ks + 200 * US;
+			t += 6 * US;
+		}
+		if (!fixed) {
+			uint64_t cs = gpu + 1 * US;
+			synth_copy(&s, MAIN, "cudaMemcpyAsync", t, t + 5 * US, cs, cs + 2 * US, COPY_HTOD, MEM_PAGEABLE,
+				   MEM_DEVICE, 8, 7);
+			gpu = cs + 2 * US;
+			synth_api(&s, MAIN, "cudaStreamSynchronize", t + 6 * US, gpu + 10 * US);
+			t = gpu + 10 * US;
+		}
+		t += 1 * MS; /* host work */
+	}
+	return synth_close(&s);
+}
+
+/*
  * comm-wait: two ranks; per step 6 ms of compute then a 4 ms NCCL
  * all-reduce (16 blocks) that nothing overlaps; the ranks are equal, so it is
  * all transfer.  The compute is a GEMM of 264 blocks of 256 threads: 8 fit
@@ -534,6 +571,7 @@ const struct synth_case synth_cases[] = {
 	{ "tensor-core", "tensor-cores-unused", 0.8 * (1 - 1 / 7.4), c_tensor },
 	{ "underfill", "under-filled-launch", 1 - 4.0 * 32 / (132 * 16), c_underfill },
 	{ "alloc-churn", "allocation-churn", 0.17, c_alloc },
+	{ "sync-upload", "synchronization", 1.0 / 4.22, c_sync_upload },
 	{ "comm-wait", "exposed-communication", 0.4, c_comm },
 	{ "comm-wait-wide", "exposed-communication", 0.4 * 0.5, c_comm_wide },
 	{ "host-bound", "host-bound", 1 - (2000 * 20 + 1999 * 0.1) / (1999 * 210.0 + 20), c_host },

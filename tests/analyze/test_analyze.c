@@ -234,6 +234,12 @@ static void test_alloc_churn(void)
 	check_case("alloc-churn", 0.02, "cudaFree");
 }
 
+/* a sync that waits for an upload from pageable memory is named as such, with its fix */
+static void test_sync_upload(void)
+{
+	check_case("sync-upload", 0.03, "follow an asynchronous copy of at most 8 B from pageable host memory");
+}
+
 static void test_comm(void)
 {
 	check_case("comm-wait", 0.02, "ncclDevKernel_AllReduce");
@@ -1012,6 +1018,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_tensor_cores),
 	GSTEST(test_underfill),
 	GSTEST(test_alloc_churn),
+	GSTEST(test_sync_upload),
 	GSTEST(test_comm),
 	GSTEST(test_memory),
 	GSTEST(test_throttle),
