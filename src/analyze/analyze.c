@@ -481,33 +481,51 @@ static void input_notes(struct az_ctx *c)
 }
 
 /* GPU busy over the whole run: each unit's GPU work, unwindowed, over the run's length. */
+/*
+ * The GPU busy share of the whole run: per unit, the union of its kernels
+ * and of its copies and sets, |K| + |X| - |K n X|.  The tables are sorted
+ * by start, so each unit's kernels arrive in order and normalise without a
+ * sort; only the copies and sets (two sorted runs, usually far fewer) are
+ * sorted together.  Adding all three to one set sorted every GPU operation
+ * again (5% of analyze on the 10 M-event bench).
+ */
 static double run_busy(const struct az_ctx *c)
 {
 	const struct model *m = c->m;
 	uint64_t run = m->t_max > m->t_min ? m->t_max - m->t_min : 0, busy = 0;
-	struct interval_set *sets;
+	struct interval_set *ks, *xs;
+	size_t last = 0;
 
 	if (!run || !c->nunits)
 		return -1;
-	sets = xcalloc(c->nunits, sizeof(*sets));
-#define RUN_ADD(arr) \
+	ks = xcalloc(c->nunits, sizeof(*ks));
+	xs = xcalloc(c->nunits, sizeof(*xs));
+#define RUN_ADD(arr, sets) \
 	for (size_t i = 0; i < m->arr.n; i++) { \
-		for (size_t u = 0; u < c->nunits; u++) \
-			if (c->units[u].pid == m->arr.v[i].pid && c->units[u].device == m->arr.v[i].device) { \
-				ivset_add(&sets[u], m->arr.v[i].start, m->arr.v[i].end); \
-				break; \
-			} \
+		uint32_t pid = m->arr.v[i].pid, dev = m->arr.v[i].device; \
+		if (c->units[last].pid != pid || c->units[last].device != dev) { \
+			size_t u; \
+			for (u = 0; u < c->nunits && (c->units[u].pid != pid || c->units[u].device != dev); u++) \
+				; \
+			if (u == c->nunits) \
+				continue; \
+			last = u; \
+		} \
+		ivset_add(&sets[last], m->arr.v[i].start, m->arr.v[i].end); \
 	}
-	RUN_ADD(kernels)
-	RUN_ADD(memcpys)
-	RUN_ADD(memsets)
+	RUN_ADD(kernels, ks)
+	RUN_ADD(memcpys, xs)
+	RUN_ADD(memsets, xs)
 #undef RUN_ADD
 	for (size_t u = 0; u < c->nunits; u++) {
-		ivset_normalize(&sets[u]);
-		busy += ivset_total(&sets[u]);
-		ivset_release(&sets[u]);
+		ivset_normalize(&ks[u]);
+		ivset_normalize(&xs[u]);
+		busy += ivset_total(&ks[u]) + ivset_total(&xs[u]) - ivset_intersect_total(&ks[u], &xs[u]);
+		ivset_release(&ks[u]);
+		ivset_release(&xs[u]);
 	}
-	free(sets);
+	free(ks);
+	free(xs);
 	return az_div((double)busy, (double)run * (double)c->nunits);
 }
 

@@ -1112,17 +1112,42 @@ static void span(struct model *m, uint64_t a, uint64_t b)
 		m->t_max = a;
 }
 
-static void see_thread(struct model *m, uint32_t pid, uint32_t tid, uint64_t a, uint64_t b)
+/*
+ * The thread rows that events imply, pushed from base on: each (pid, tid)
+ * keeps one row, found again through a small direct-mapped cache, so that
+ * the rows to sort and merge are about one per thread rather than one per
+ * event (sorting one per event took 1-2% of analyze on 10 M events).
+ */
+struct seen_threads {
+	size_t base;
+	size_t slot[256];          /* row index + 1; 0: empty */
+};
+
+static void see_thread(struct model *m, struct seen_threads *st, uint32_t pid, uint32_t tid, uint64_t a,
+		       uint64_t b)
 {
 	struct model_thread *t;
+	size_t *slot;
 
 	if (!tid)
 		return;
+	slot = &st->slot[(tid ^ pid * 31u) & (ARRAY_SIZE(st->slot) - 1)];
+	if (*slot && *slot - 1 >= st->base && *slot - 1 < m->threads.n) {
+		t = &m->threads.v[*slot - 1];
+		if (t->pid == pid && t->tid == tid) {
+			if (a && (!t->first || a < t->first))
+				t->first = a;
+			if ((b ? b : a) > t->last)
+				t->last = b ? b : a;
+			return;
+		}
+	}
 	t = MODEL_PUSH(m->threads);
 	t->pid = pid;
 	t->tid = tid;
 	t->first = a;
 	t->last = b ? b : a;
+	*slot = m->threads.n;
 }
 
 static void merge_threads(struct model *m)
@@ -1257,6 +1282,7 @@ static void unify_devices(struct model *m)
 void model_finish(struct model *m)
 {
 	size_t nthreads = m->threads.n;
+	struct seen_threads *seen;
 
 	SORT_TABLE(m->nvtx, cmp_nvtx);
 	SORT_TABLE(m->marks, cmp_mark);
@@ -1276,28 +1302,30 @@ void model_finish(struct model *m)
 
 	m->t_min = m->t_max = 0;
 	m->nvtx_open = 0;
+	seen = xcalloc(1, sizeof(*seen));
+	seen->base = m->threads.n;
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
 		span(m, r->start, r->end);
 		if (!r->end)
 			m->nvtx_open++;
-		see_thread(m, r->pid, r->tid, r->start, r->end);
+		see_thread(m, seen, r->pid, r->tid, r->start, r->end);
 	}
 	for (size_t i = 0; i < m->marks.n; i++) {
 		span(m, m->marks.v[i].time, 0);
-		see_thread(m, m->marks.v[i].pid, m->marks.v[i].tid, m->marks.v[i].time, 0);
+		see_thread(m, seen, m->marks.v[i].pid, m->marks.v[i].tid, m->marks.v[i].time, 0);
 	}
 	for (size_t i = 0; i < m->osrt.n; i++) {
 		span(m, m->osrt.v[i].start, m->osrt.v[i].end);
-		see_thread(m, m->osrt.v[i].pid, m->osrt.v[i].tid, m->osrt.v[i].start, m->osrt.v[i].end);
+		see_thread(m, seen, m->osrt.v[i].pid, m->osrt.v[i].tid, m->osrt.v[i].start, m->osrt.v[i].end);
 	}
 	for (size_t i = 0; i < m->cpu.n; i++)
-		see_thread(m, m->cpu.v[i].pid, m->cpu.v[i].tid, m->cpu.v[i].time, 0);
+		see_thread(m, seen, m->cpu.v[i].pid, m->cpu.v[i].tid, m->cpu.v[i].time, 0);
 	for (size_t i = 0; i < m->api.n; i++) {
 		span(m, m->api.v[i].start, m->api.v[i].end);
 		/* one thread row per API thread is enough; skip repeats of the previous tid */
 		if (i == 0 || m->api.v[i].tid != m->api.v[i - 1].tid)
-			see_thread(m, m->api.v[i].pid, m->api.v[i].tid, m->api.v[i].start,
+			see_thread(m, seen, m->api.v[i].pid, m->api.v[i].tid, m->api.v[i].start,
 				   m->api.v[i].end);
 	}
 	for (size_t i = 0; i < m->kernels.n; i++)
@@ -1315,6 +1343,7 @@ void model_finish(struct model *m)
 		span(m, m->torch_mem.v[i].time, 0);
 	for (size_t i = 0; i < m->ooms.n; i++)
 		span(m, m->ooms.v[i].time, 0);
+	free(seen);
 	if (nthreads != m->threads.n || nthreads > 1)
 		merge_threads(m);
 	unify_devices(m);
