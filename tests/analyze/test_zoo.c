@@ -2,7 +2,8 @@
  * test_zoo.c - the analyzer against the bottleneck zoo recorded on the H200.
  *
  * For every case with both tests/data/zoo/<case>.broken.gpuscope and
- * <case>.fixed.gpuscope:
+ * <case>.fixed.gpuscope (for the PyTorch-allocator cases,
+ * tests/data/torchmem/h200_<case>.{broken,fixed}.gpuscope):
  *  - the broken report's top finding is the case's problem (zoo_map.h);
  *  - the fixed twin has no finding of that kind above 5% estimated gain;
  *  - the estimated gain is within +-20% (relative) or +-5 points of the
@@ -152,6 +153,13 @@ int main(void)
 		snprintf(bp + strlen(bp), sizeof(bp) - strlen(bp), "zoo/%s.broken.gpuscope", zc->name);
 		snprintf(fp, sizeof(fp), "%s", gstest_data(""));
 		snprintf(fp + strlen(fp), sizeof(fp) - strlen(fp), "zoo/%s.fixed.gpuscope", zc->name);
+		if (!exists(bp) || !exists(fp)) {
+			/* the PyTorch-allocator cases live with the other torch_mem reports */
+			snprintf(bp, sizeof(bp), "%s", gstest_data(""));
+			snprintf(bp + strlen(bp), sizeof(bp) - strlen(bp), "torchmem/h200_%s.broken.gpuscope", zc->name);
+			snprintf(fp, sizeof(fp), "%s", gstest_data(""));
+			snprintf(fp + strlen(fp), sizeof(fp) - strlen(fp), "torchmem/h200_%s.fixed.gpuscope", zc->name);
+		}
 		if (!exists(bp) || !exists(fp)) {
 			printf("%-13s %-24s %-24s %9s %9s %9s  %s\n", zc->name, zc->ids[0], "-", "-", "-", "-",
 			       "no reports yet");
