@@ -482,6 +482,46 @@ static void input_notes(struct az_ctx *c)
 
 /* GPU busy over the whole run: each unit's GPU work, unwindowed, over the run's length. */
 /*
+ * The transformation each finding's fix amounts to, where the rule's gain is
+ * its own model rather than the replay (docs/rules.md, "What-if"): the
+ * graph cannot move a kernel to another stream or rank, change a clock, or
+ * say what memory buys.  Every finding thus carries a transformation and
+ * the analysed time before and after it, the replay's where it ran.
+ */
+static const struct { const char *id, *transform; } model_transforms[] = {
+	{ "exposed-communication", "the ranks balanced to the mean compute and the transfers overlapped with compute" },
+	{ "straggler", "the slow rank brought to the other ranks' pace" },
+	{ "serial-copy", "the copies moved to their own stream beside independent compute" },
+	{ "small-copies", "the small copies batched into one per direction and step" },
+	{ "throttling", "the GPU kept at its full clock" },
+	{ "numa-placement", "each rank's threads and memory on its GPU's NUMA node" },
+	{ "latency-bound-kernel", "the hot kernel at the throughput its hardware counters show is left" },
+	{ "kernel-bound", "the hot kernel at its unit's speed-of-light" },
+	{ "occupancy-limited", "the hot kernel at the occupancy its limiting resource allows once relieved" },
+	{ "memory-pressure", "the device memory freed below the pressure line (memory, not time)" },
+	{ "memory-headroom", "the headroom used (memory, not time: a larger batch is a new run)" },
+	{ "memory-leak", "the growing allocations released each step (memory, not time)" },
+	{ "memory-fragmentation", "the allocator's segments expandable (memory, not time)" },
+	{ "out-of-memory", "the failed allocation made to fit (memory, not time)" },
+};
+
+static void model_whatifs(struct az_ctx *c)
+{
+	struct analyze_result *r = c->r;
+
+	for (size_t i = 0; i < r->n; i++) {
+		struct finding *f = &r->findings[i];
+		const char *t = "the fix below, as the gain formula models it";
+		if (f->whatif)
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(model_transforms); k++)
+			if (!strcmp(model_transforms[k].id, f->id))
+				t = model_transforms[k].transform;
+		az_model_finding(c, f, t);
+	}
+}
+
+/*
  * The GPU busy share of the whole run: per unit, the union of its kernels
  * and of its copies and sets, |K| + |X| - |K n X|.  The tables are sorted
  * by start, so each unit's kernels arrive in order and normalise without a
@@ -632,6 +672,7 @@ int analyze_run(const struct model *m, const struct analyze_opts *o, struct anal
 	for (size_t i = 0; i < az_nrules; i++)
 		if (az_rules[i].run)
 			az_rules[i].run(&c, &az_rules[i]);
+	model_whatifs(&c);
 	if (r->n > 1)
 		qsort(r->findings, r->n, sizeof(*r->findings), cmp_finding);
 out:

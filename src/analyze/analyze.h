@@ -39,7 +39,17 @@ struct finding {
 	 */
 	char *transform;
 	double actual_s, replayed_s;
+	/*
+	 * What computed replayed_s: FINDING_WHATIF_REPLAY, the replay of the
+	 * dependency graph under the transformation; FINDING_WHATIF_MODEL, the
+	 * rule's own model of the fix (gain_formula), where the graph cannot
+	 * express the transformation or could not be built: replayed =
+	 * actual x (1 - gain).
+	 */
+	int whatif;
 };
+
+enum { FINDING_WHATIF_NONE = 0, FINDING_WHATIF_REPLAY, FINDING_WHATIF_MODEL };
 
 /* A one-off in the window: start-up, first-launch module loading, JIT, a cold start. */
 struct analyze_oneoff {

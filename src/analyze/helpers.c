@@ -87,6 +87,45 @@ void az_set_replay(struct finding *f, const char *transform, uint64_t actual_ns,
 	f->transform = xstrdup(transform);
 	f->actual_s = (double)actual_ns / 1e9;
 	f->replayed_s = (double)replayed_ns / 1e9;
+	f->whatif = FINDING_WHATIF_REPLAY;
+}
+
+void az_model_finding(struct az_ctx *c, struct finding *f, const char *transform)
+{
+	/* the analysed GPU time; a report without GPU work (an allocator-only profile): the window's wall time */
+	uint64_t actual = c->unit_wall_ns ? c->unit_wall_ns : c->wall_ns;
+
+	if (!f || f->whatif == FINDING_WHATIF_REPLAY || !actual)
+		return;
+	free(f->transform);
+	f->transform = xstrdup(transform);
+	f->actual_s = (double)actual / 1e9;
+	f->replayed_s = f->actual_s * (1 - f->gain);
+	f->whatif = FINDING_WHATIF_MODEL;
+}
+
+/* Replay hook of az_replay_kernel_cut(): kernel row r runs cut[r] shorter. */
+static uint64_t kernel_cut_op(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op, int kind,
+			      uint32_t row, uint64_t dur)
+{
+	const uint64_t *cut = ctx;
+
+	(void)c;
+	(void)rp;
+	(void)op;
+	if (kind != 0 || !cut[row])
+		return dur;
+	return cut[row] < dur ? dur - cut[row] : 0;
+}
+
+double az_replay_kernel_cut(struct az_ctx *c, const char *what, const uint64_t *cut, uint64_t *saved_ns)
+{
+	struct az_xform x = { 0 };
+
+	x.what = what;
+	x.ctx = (void *)cut;
+	x.op = kernel_cut_op;
+	return az_replay_gain(c, &x, saved_ns);
 }
 
 double az_replay_gain(struct az_ctx *c, const struct az_xform *x, uint64_t *saved_ns)

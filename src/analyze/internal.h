@@ -101,6 +101,20 @@ void az_set_replay(struct finding *f, const char *transform, uint64_t actual_ns,
 double az_replay_gain(struct az_ctx *c, const struct az_xform *x, uint64_t *saved_ns);
 /* Record on @f the replay that gave its gain (nothing without a graph). */
 void az_replay_finding(struct az_ctx *c, struct finding *f, const char *transform, uint64_t saved_ns);
+/*
+ * az_model_finding - record on @f a what-if by the rule's own model: the
+ * transformation @transform, the analysed time as recorded and as the
+ * gain says it would be (actual x (1 - gain)).  For fixes the graph cannot
+ * express (another stream, a balanced rank, memory) and for graphs that
+ * could not be built; a replay already recorded on @f stays.
+ */
+void az_model_finding(struct az_ctx *c, struct finding *f, const char *transform);
+/*
+ * az_replay_kernel_cut - the replay's gain when each kernel row r of the
+ * model runs @cut[r] ns shorter (@cut has m->kernels.n entries); -1
+ * without a graph.  *saved_ns gets the time saved.
+ */
+double az_replay_kernel_cut(struct az_ctx *c, const char *what, const uint64_t *cut, uint64_t *saved_ns);
 /* Up to 3 largest gaps of the given causes, largest first, into @out; returns how many. */
 size_t az_where_of(const struct az_ctx *c, const int *causes, size_t n, struct interval out[3]);
 /* "GPU idle 12 ms of 40 ms analysed GPU time ..." and the GPU-side line, to @ev. */

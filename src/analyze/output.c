@@ -98,7 +98,8 @@ int analyze_print_text(FILE *f, const struct model *m, const struct analyze_resu
 			fprintf(f, "   evidence: %.*s\n", (int)(e - p), p);
 		}
 		if (x->transform && x->actual_s > 0)
-			fprintf(f, "   replay: %s: %s -> %s (%.1f%% shorter)\n", x->transform,
+			fprintf(f, "   %s: %s: %s -> %s (%.1f%% shorter)\n",
+				x->whatif == FINDING_WHATIF_MODEL ? "what-if (the rule's model)" : "replay", x->transform,
 				fmt_duration(b1, sizeof(b1), x->actual_s * 1e9),
 				fmt_duration(b2, sizeof(b2), x->replayed_s * 1e9),
 				(1 - x->replayed_s / x->actual_s) * 100);
@@ -205,6 +206,11 @@ int analyze_print_json(FILE *f, const struct model *m, const struct analyze_resu
 		strbuf_addstr(&sb, ",\"transform\":");
 		if (x->transform)
 			jstr(&sb, x->transform);
+		else
+			strbuf_addstr(&sb, "null");
+		strbuf_addstr(&sb, ",\"whatif\":");
+		if (x->whatif)
+			jstr(&sb, x->whatif == FINDING_WHATIF_MODEL ? "model" : "replay");
 		else
 			strbuf_addstr(&sb, "null");
 		strbuf_addstr(&sb, ",\"actual_s\":");

@@ -26,6 +26,7 @@
 
 struct kagg {
 	uint64_t ns, waste, n, blocks_min, blocks_max;
+	int cold;                  /* under the hot share: not judged */
 	uint32_t sms, name_id;
 	const char *sms_src;       /* where sms came from: "recorded", "table: ROW" (owned by the model or static) */
 	const char *sms_row;       /* with sms_src "table": the table row (static), or NULL */
@@ -160,10 +161,14 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	size_t nw = 0, nhot = 0;
 	char b1[64], b2[64], name[AZ_NAME_MAX + 1];
 	double gain;
+	uint64_t *cut, saved = 0;
+	int replayed = 0;
+	struct finding *f;
 
 	if (!c->has_gpu || !m->kernels.n)
 		return;
 	slot = xcalloc(m->str.nr + 1, sizeof(uint32_t));
+	cut = xcalloc(m->kernels.n + 1, sizeof(*cut));
 	conc = xcalloc(c->nunits ? c->nunits : 1, sizeof(*conc));
 	build_concurrency(c, conc);
 	for (size_t i = 0; i < m->kernels.n; i++) {
@@ -217,6 +222,7 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 				uint64_t alone = d > shared ? d - shared : 0;
 				shared_ns += d - alone;
 				a->waste += (uint64_t)((double)alone * (1 - fill));
+				cut[i] = (uint64_t)((double)alone * (1 - fill));
 			}
 		}
 	}
@@ -230,8 +236,10 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	if (nagg > 1)
 		qsort(agg, nagg, sizeof(*agg), cmp_waste);
 	for (size_t i = 0; i < nagg; i++) {
-		if (!agg[i].waste || (double)agg[i].ns < hot * (double)total)
+		if (!agg[i].waste || (double)agg[i].ns < hot * (double)total) {
+			agg[i].cold = 1;
 			continue;
+		}
 		waste += agg[i].waste;
 		if (nhot++ < 3)
 			strbuf_addf(&ev, "%s: %llu launches, %s (%.0f%% of kernel time), %llu-%llu blocks on %u SMs "
@@ -245,6 +253,23 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 				    fmt_duration(b2, sizeof(b2), (double)agg[i].waste));
 	}
 	gain = az_div((double)waste, (double)c->unit_wall_ns);
+	if (gain >= az_param(c, self, "min_gain") && nhot) {
+		/* the replay: only the hot kernels' launches are refilled */
+		uint8_t *cold = xcalloc(m->str.nr + 1, 1);
+		double g;
+		for (size_t i = 0; i < nagg; i++)
+			if (agg[i].cold)
+				cold[agg[i].name_id] = 1;
+		for (size_t i = 0; i < m->kernels.n; i++)
+			if (cut[i] && (m->kernels.v[i].name_id >= m->str.nr || cold[m->kernels.v[i].name_id]))
+				cut[i] = 0;
+		free(cold);
+		g = az_replay_kernel_cut(c, "the hot under-filled kernels' work spread over every SM", cut, &saved);
+		if (g >= 0)
+			gain = g;
+		replayed = g >= 0;
+	}
+	free(cut);
 	if (gain >= az_param(c, self, "min_gain") && nhot) {
 		if (shared_ns)
 			strbuf_addf(&ev, "%s of these launches ran beside other kernels of the same GPU, which filled "
@@ -265,12 +290,13 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 					where[min] = (struct interval){ k->start, k->end };
 			}
 		}
-		az_add(c, "under-filled-launch", az_severity(gain), gain,
+		f = az_add(c, "under-filled-launch", az_severity(gain), gain,
 		       "Hot kernels launch fewer blocks than the GPU has SMs",
-		       "sum over launches of hot kernels with fewer blocks than SMs of the time no other kernel of the GPU ran "
-		       "beside them x (1 - blocks x warps per "
-		       "block / (SMs x under-filled-launch.target_warps_per_sm)) / analysed GPU time: the time saved if the "
-		       "same work filled every SM with enough warps to hide latency",
+		       "the replay with each launch of a hot kernel that has fewer blocks than SMs shortened by the time "
+		       "no other kernel of the GPU ran beside it x (1 - blocks x warps per block / (SMs x "
+		       "under-filled-launch.target_warps_per_sm)), over the analysed GPU time (without a graph: the sum "
+		       "of those savings over the analysed GPU time): the time saved if the same work filled every SM "
+		       "with enough warps to hide latency",
 		       ev.buf,
 		       c->pytorch
 		       ? "Give the GPU more parallel work: a larger batch, fewer sequential small ops (torch.compile fuses "
@@ -280,6 +306,10 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 			 "to the SM count (cudaOccupancyMaxActiveBlocksPerMultiprocessor), split-K for thin GEMMs, or run "
 			 "independent small kernels concurrently on several streams",
 		       where, nw);
+		if (replayed)
+			az_replay_finding(c, f, "the hot under-filled kernels' work spread over every SM", saved);
+		else
+			az_model_finding(c, f, "the hot under-filled kernels' work spread over every SM");
 	}
 	free(agg);
 	strbuf_release(&ev);

@@ -122,6 +122,16 @@ static void check_case(const char *name, double tol, const char *must_contain)
 	}
 	for (size_t i = 1; i < r.n; i++)
 		CHECK(r.findings[i].gain <= r.findings[i - 1].gain);
+	/* every finding carries its what-if: the transformation, the time as recorded and after it (issue 16) */
+	for (size_t i = 0; i < r.n; i++) {
+		const struct finding *f = &r.findings[i];
+		CHECK(f->transform && *f->transform);
+		CHECK(f->whatif == FINDING_WHATIF_REPLAY || f->whatif == FINDING_WHATIF_MODEL);
+		CHECK(f->actual_s > 0);
+		CHECK(f->replayed_s >= 0 && f->replayed_s <= f->actual_s);
+		if (f->actual_s > 0)
+			CHECK_NEAR(1 - f->replayed_s / f->actual_s, f->gain, 0.001);
+	}
 	if (must_contain)
 		CHECK_CONTAINS(out, must_contain);
 	if (getenv("GS_TEST_VERBOSE"))
