@@ -66,6 +66,33 @@ static uint64_t sync_call(void *ctx, const struct az_ctx *c, const struct az_rep
 	return dur;
 }
 
+struct upload;
+
+/* What the two scans below keep per launching thread (at most 64 threads are followed). */
+struct sync_thread {
+	uint32_t pid, tid;
+	int pending;               /* a launch not yet followed by a synchronise */
+	const struct upload *up;   /* the pageable upload this thread's previous call made */
+};
+
+/* The state of (pid, tid) in @th (*n used of 64), added when new; NULL when the table is full. */
+static struct sync_thread *sync_thread(struct sync_thread *th, size_t *n, uint32_t pid, uint32_t tid)
+{
+	size_t k;
+
+	for (k = 0; k < *n && (th[k].pid != pid || th[k].tid != tid); k++)
+		;
+	if (k == *n) {
+		if (*n == 64)
+			return NULL;
+		memset(&th[k], 0, sizeof(th[k]));
+		th[k].pid = pid;
+		th[k].tid = tid;
+		(*n)++;
+	}
+	return &th[k];
+}
+
 /*
  * Launches followed by a synchronise before the next launch, per thread
  * (counted calls only): *nl launches, *ns of them synchronised at once.
@@ -73,31 +100,23 @@ static uint64_t sync_call(void *ctx, const struct az_ctx *c, const struct az_rep
 static void sync_after_launch(const struct az_ctx *c, uint64_t *nl, uint64_t *ns)
 {
 	const struct model *m = c->m;
-	struct { uint32_t pid, tid; int pending; } th[64];
+	struct sync_thread th[64], *t;
 	size_t n = 0;
 
 	*nl = *ns = 0;
 	for (size_t i = 0; i < m->api.n; i++) {
 		const struct trace_api *a = &m->api.v[i];
 		int cls = (int)c->api_class[a->name_id];
-		size_t k;
 		if ((cls != API_LAUNCH && cls != API_SYNC) || !az_in_win(c, a->start) || !az_api_counted(c, a))
 			continue;
-		for (k = 0; k < n && (th[k].pid != a->pid || th[k].tid != a->tid); k++)
-			;
-		if (k == n) {
-			if (n == ARRAY_SIZE(th))
-				continue;
-			th[n].pid = a->pid;
-			th[n].tid = a->tid;
-			th[n++].pending = 0;
-		}
+		if (!(t = sync_thread(th, &n, a->pid, a->tid)))
+			continue;
 		if (cls == API_LAUNCH) {
 			(*nl)++;
-			th[k].pending = 1;
-		} else if (th[k].pending) {
+			t->pending = 1;
+		} else if (t->pending) {
 			(*ns)++;
-			th[k].pending = 0;
+			t->pending = 0;
 		}
 	}
 }
@@ -125,7 +144,7 @@ static int cmp_upload(const void *pa, const void *pb)
 static void upload_then_sync(const struct az_ctx *c, uint64_t *n, uint64_t *max_bytes)
 {
 	const struct model *m = c->m;
-	struct { uint32_t pid, tid; const struct upload *up; } th[64];
+	struct sync_thread th[64];
 	struct upload *ups = NULL;
 	size_t nu = 0, alloc = 0, nth = 0;
 
@@ -145,28 +164,21 @@ static void upload_then_sync(const struct az_ctx *c, uint64_t *n, uint64_t *max_
 		const struct trace_api *a = &m->api.v[i];
 		int cls = (int)c->api_class[a->name_id];
 		struct upload want;
-		size_t t;
+		struct sync_thread *t;
 		if ((cls != API_LAUNCH && cls != API_SYNC && cls != API_COPY_ASYNC && cls != API_COPY_SYNC) ||
 		    !az_in_win(c, a->start))
 			continue;
-		for (t = 0; t < nth && (th[t].pid != a->pid || th[t].tid != a->tid); t++)
-			;
-		if (t == nth) {
-			if (nth == ARRAY_SIZE(th))
-				continue;
-			th[nth].pid = a->pid;
-			th[nth].tid = a->tid;
-			th[nth++].up = NULL;
-		}
-		if (cls == API_SYNC && th[t].up) {
+		if (!(t = sync_thread(th, &nth, a->pid, a->tid)))
+			continue;
+		if (cls == API_SYNC && t->up) {
 			(*n)++;
-			if (th[t].up->bytes > *max_bytes)
-				*max_bytes = th[t].up->bytes;
+			if (t->up->bytes > *max_bytes)
+				*max_bytes = t->up->bytes;
 		}
-		th[t].up = NULL;
+		t->up = NULL;
 		if (cls == API_COPY_ASYNC) {
 			want.key = (uint64_t)a->pid << 32 | a->correlation;
-			th[t].up = bsearch(&want, ups, nu, sizeof(*ups), cmp_upload);
+			t->up = bsearch(&want, ups, nu, sizeof(*ups), cmp_upload);
 		}
 	}
 	free(ups);
