@@ -114,6 +114,8 @@ struct az_ctx {
 
 	struct az_unit *units;
 	size_t nunits;
+	uint64_t *unit_keys;       /* (pid << 32 | device) << 20 | index, sorted: az_unit_find's index */
+	size_t nunit_keys;         /* units it covers (rebuilt when units were added) */
 	uint64_t busy_ns, idle_ns; /* summed over units */
 	uint64_t unit_wall_ns;     /* wall_ns * nunits: the denominator of gains */
 

@@ -80,7 +80,7 @@ static unsigned wrappers(const struct model *m, uint64_t *ddp_forwards)
 }
 
 /*
- * compute_rate - the rate at which @u's compute kernels of the window run
+ * compute_rates - the rate at which each unit's compute kernels of the window run
  * beside a collective that holds @held of the GPU's @sms SMs, time-weighted
  * over those kernels.  A launch of G blocks, B of which fit on one SM
  * (occupancy_compute()), runs in ceil(G / (B x SMs)) waves alone and in
@@ -91,42 +91,61 @@ static unsigned wrappers(const struct model *m, uint64_t *ddp_forwards)
  * with 85% of the all-reduce time overlapped), while a kernel small enough
  * for the SMs left is not slowed at all.  Where the occupancy is unknown
  * (no compute capability, no launch configuration) the rate is the share
- * of SMs left, 1 - held / SMs.
+ * of SMs left, 1 - held / SMs.  One pass over the kernels for every unit
+ * (@share: each unit's time-weighted SM share of its collectives; @rate out).
  */
-static double compute_rate(struct az_ctx *c, const struct az_unit *u, uint32_t sms, double held)
+static void compute_rates(struct az_ctx *c, const double *share, double *rate)
 {
 	const struct model *m = c->m;
-	const struct trace_device *d = az_unit_device(c, u->pid, u->device);
-	double linear = sms ? 1 - held / sms : 1, w = 0, sum = 0;
-	uint32_t left;
+	double *w = xcalloc(c->nunits + 1, sizeof(*w)), *sum = xcalloc(c->nunits + 1, sizeof(*sum));
+	uint32_t *sms = xcalloc(c->nunits + 1, sizeof(*sms)), *left = xcalloc(c->nunits + 1, sizeof(*left));
+	const struct trace_device **dev = xcalloc(c->nunits + 1, sizeof(*dev));
+	double *linear = xcalloc(c->nunits + 1, sizeof(*linear));
 
-	if (linear < 0)
-		linear = 0;
-	if (!sms || !d || !d->cc_major)
-		return linear;
-	left = held >= sms ? 0 : sms - (uint32_t)(held + 0.5);
+	for (size_t ui = 0; ui < c->nunits; ui++) {
+		const struct az_unit *u = &c->units[ui];
+		double held;
+		sms[ui] = az_unit_sms(c, u->pid, u->device);
+		dev[ui] = az_unit_device(c, u->pid, u->device);
+		held = share[ui] * sms[ui];
+		linear[ui] = sms[ui] && held < sms[ui] ? 1 - held / sms[ui] : sms[ui] ? 0 : 1;
+		left[ui] = held >= sms[ui] ? 0 : sms[ui] - (uint32_t)(held + 0.5);
+	}
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		struct occ_result o;
+		const struct az_unit *u;
+		size_t ui;
 		uint64_t g, cap, alone, beside;
-		double dur, r = linear;
-		if (k->pid != u->pid || k->device != u->device || k->end <= k->start || !az_in_win(c, k->start) ||
-		    az_is_comm(c, k))
+		double dur, r;
+		if (k->end <= k->start || !az_in_win(c, k->start) || az_is_comm(c, k) ||
+		    !(u = az_unit_find(c, k->pid, k->device)))
 			continue;
+		ui = (size_t)(u - c->units);
+		if (!u->comm.n || !sms[ui] || !dev[ui])
+			continue; /* no collective here, or the linear share stands */
 		dur = (double)(k->end - k->start);
+		r = linear[ui];
 		g = az_kernel_blocks(k);
-		if (g && !occupancy_compute(d->cc_major, d->cc_minor,
+		if (g && !occupancy_compute(dev[ui]->cc_major, dev[ui]->cc_minor,
 					    k->block[0] * (k->block[1] ? k->block[1] : 1) * (k->block[2] ? k->block[2] : 1),
 					    k->registers, k->static_smem + k->dynamic_smem, &o) && o.blocks_per_sm) {
 			cap = (uint64_t)o.blocks_per_sm;
-			alone = (g + cap * sms - 1) / (cap * sms);
-			beside = left ? (g + cap * left - 1) / (cap * left) : 0;
+			alone = (g + cap * sms[ui] - 1) / (cap * sms[ui]);
+			beside = left[ui] ? (g + cap * left[ui] - 1) / (cap * left[ui]) : 0;
 			r = beside ? (double)alone / (double)beside : 0;
 		}
-		sum += dur * r;
-		w += dur;
+		sum[ui] += dur * r;
+		w[ui] += dur;
 	}
-	return w > 0 ? sum / w : linear;
+	for (size_t ui = 0; ui < c->nunits; ui++)
+		rate[ui] = w[ui] > 0 ? sum[ui] / w[ui] : linear[ui];
+	free(w);
+	free(sum);
+	free(sms);
+	free(left);
+	free(dev);
+	free(linear);
 }
 
 void rule_comm(struct az_ctx *c, const struct az_rule *self)
@@ -140,7 +159,7 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	char b1[64], b2[64], b3[64];
 	double gain;
 	int t;
-	double *share_ns, *comm_ns, saved = 0;
+	double *share_ns, *comm_ns, *rate, saved = 0;
 	uint64_t co_ns[CO__N] = { 0 }, co_exp[CO__N] = { 0 }, co_n[CO__N] = { 0 }, waits = 0, ddp_fw = 0;
 	unsigned wrap;
 	int top_co = -1;
@@ -175,6 +194,11 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 		share_ns[u - c->units] += dur * f;
 		comm_ns[u - c->units] += dur;
 	}
+	/* the rate compute keeps beside each unit's collectives */
+	rate = xcalloc(c->nunits ? c->nunits : 1, sizeof(*rate));
+	for (size_t ui = 0; ui < c->nunits; ui++)
+		share_ns[ui] = comm_ns[ui] > 0 ? share_ns[ui] / comm_ns[ui] : 0; /* now the share itself */
+	compute_rates(c, share_ns, rate);
 	for (size_t ui = 0; ui < c->nunits; ui++) {
 		struct az_unit *u = &c->units[ui];
 		uint64_t cm;
@@ -189,17 +213,13 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	for (size_t ui = 0; ui < c->nunits; ui++) {
 		struct az_unit *u = &c->units[ui];
 		uint64_t cm, ov, ex, wait;
-		uint32_t sms;
-		double share;
 		if (!u->comm.n)
 			continue;
 		cm = ivset_total(&u->comm);
 		ov = ivset_intersect_total(&u->comm, &u->compute);
 		ex = cm > ov ? cm - ov : 0;
 		wait = cm - umin < ex ? cm - umin : ex;
-		share = comm_ns[ui] > 0 ? share_ns[ui] / comm_ns[ui] : 0;
-		sms = az_unit_sms(c, u->pid, u->device);
-		saved += (double)wait + (double)(ex - wait) * compute_rate(c, u, sms, share * sms);
+		saved += (double)wait + (double)(ex - wait) * rate[ui];
 		waits += wait;
 		comm += cm;
 		exposed += ex;
@@ -221,6 +241,7 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	}
 	free(share_ns);
 	free(comm_ns);
+	free(rate);
 	if (!nunits)
 		return;
 	gain = az_div(saved, (double)c->unit_wall_ns);
