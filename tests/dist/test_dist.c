@@ -491,6 +491,75 @@ static void test_numa_placement(void)
 	free(path);
 }
 
+
+/*
+ * A merged report keeps every record type of its inputs: two real H200
+ * reports of PyTorch's allocator (tests/data/torchmem: t_torchmem's 20
+ * steps with a caught 1 TiB request, and mem-oom's OOM on a 4 GiB request),
+ * merged as ranks 0 and 1.  Their allocator samples, OOM events (with their
+ * detail text), NVML metrics and process attributes must all survive, and
+ * the second input's GPU, which both call 0, is renumbered in its
+ * allocator rows as in the rest.
+ */
+static void test_merge_keeps_torch_mem(void)
+{
+	char *in[2];
+	char *out = xstrfmt("%s/mem.gpuscope", gstest_tmpdir());
+	struct rank_merge_opts o = { 0, 1 };
+	struct model a[2], m;
+	size_t tm = 0, oom = 0, met = 0, km = 0, procs = 0;
+	uint64_t req[2] = { 0, 0 };
+
+	in[0] = xstrdup(gstest_data("torchmem/h200_t_torchmem.gpuscope")); /* gstest_data's buffer is reused */
+	in[1] = xstrdup(gstest_data("torchmem/h200_mem-oom.broken.gpuscope"));
+	for (int i = 0; i < 2; i++) {
+		model_init(&a[i]);
+		CHECK(model_load_report(&a[i], in[i]) == 0);
+		tm += a[i].torch_mem.n;
+		oom += a[i].ooms.n;
+		met += a[i].metrics.n;
+		km += a[i].kmetrics.n;
+		procs += a[i].procs.n;
+		CHECK_EQ_U64(a[i].ooms.n, 1);
+		if (a[i].ooms.n)
+			req[i] = a[i].ooms.v[0].requested;
+	}
+	/* the inputs as recorded (tests/data/torchmem/README.md) */
+	CHECK_EQ_U64(req[0], 1ull << 40);
+	CHECK_EQ_U64(req[1], 4ull << 30);
+	CHECK_EQ_U64(a[0].torch_mem.n, 65) /* `gpuscope dump` of the file: 65 torch_mem rows */;
+	CHECK_EQ_U64(a[1].torch_mem.n, 89);
+	CHECK(rank_merge(out, (const char *const *)in, 2, &o) == 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, out) == 0);
+	CHECK_EQ_U64(m.torch_mem.n, tm);
+	CHECK_EQ_U64(m.ooms.n, oom);
+	CHECK_EQ_U64(m.metrics.n, met);
+	CHECK_EQ_U64(m.kmetrics.n, km);
+	CHECK_EQ_U64(m.procs.n, procs);
+	CHECK(m.has & MODEL_HAS_TORCH_MEM);
+	for (size_t i = 0; i < m.ooms.n; i++) {
+		const struct trace_oom *x = &m.ooms.v[i];
+		int r = model_proc_rank(&m, x->pid);
+		const struct trace_oom *y = r == 0 || r == 1 ? &a[r].ooms.v[0] : NULL;
+		CHECK(y != NULL);
+		if (!y)
+			continue;
+		CHECK_EQ_U64(x->requested, y->requested);
+		CHECK_EQ_U64(x->nblocks, y->nblocks);
+		CHECK_EQ_U64(x->device, (uint32_t)r); /* both inputs used their device 0 */
+		CHECK_STR(model_str(&m, x->detail_id), model_str(&a[r], y->detail_id));
+	}
+	for (size_t i = 0; i < m.torch_mem.n; i++)
+		CHECK_EQ_U64(m.torch_mem.v[i].device, (uint32_t)model_proc_rank(&m, m.torch_mem.v[i].pid));
+	model_release(&m);
+	for (int i = 0; i < 2; i++) {
+		model_release(&a[i]);
+		free(in[i]);
+	}
+	free(out);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_alignment_recovers_skew),
 	GSTEST(test_straggler_host),
@@ -499,6 +568,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_kineto_distributed_info),
 	GSTEST(test_dlrm_straggler),
 	GSTEST(test_numa_placement),
+	GSTEST(test_merge_keeps_torch_mem),
 	{ 0 },
 };
 
