@@ -34,6 +34,7 @@
 #include "cli/rank_merge.h"
 #include "import/import.h"
 #include "model/model.h"
+#include "stats/stats_nccl.h"
 #include "stats/stats_rank.h"
 #include "trace/trace.h"
 #include "util/util.h"
@@ -560,6 +561,124 @@ static void test_merge_keeps_torch_mem(void)
 	free(out);
 }
 
+/*
+ * NCCL message sizes and bus bandwidth (stats_nccl.h).  The expected
+ * values were computed once by an independent script reading the Kineto
+ * JSON directly (python: for each "kernel" event with "In msg nelems",
+ * S = max(In, Out msg nelems) x dtype size, t = (ts + dur) - ts in ns from
+ * the decimal microseconds, summed by (Collective name, dtype, Group size,
+ * S)); its output for tests/data/import/nccl_data.json.gz:
+ *   ('allreduce', 'Float', 2, 8196000) 3 kernels 11820962 ns algbw 2.0800
+ *   ('broadcast', 'Long', 2, 424) 3 kernels 23327 ns algbw 0.0545
+ *   21 kernels with sizes
+ * and for shared/validation/real/tracelens__mi300_ddp8_resnet_act_ckpt_rank0
+ * (8 ranks, BFloat16):
+ *   ('allreduce', 'BFloat16', 8, 17632384) 3 kernels 26798240 ns algbw 1.9739 busbw 3.4543
+ *   12 kernels with sizes
+ */
+struct nccl_key_sum {
+	uint64_t count, ns;
+};
+
+static struct nccl_key_sum nccl_sum_of(const struct model *m, const struct nccl_msgs *s,
+				       const char *coll, uint64_t bytes, int group)
+{
+	struct nccl_key_sum r = { 0, 0 };
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct nccl_msg *x = &s->v[i];
+		const struct trace_kernel *k = &m->kernels.v[x->kernel];
+		if (x->coll && !strcmp(x->coll, coll) && x->bytes == bytes && x->group == group) {
+			r.count++;
+			r.ns += k->end - k->start;
+		}
+	}
+	return r;
+}
+
+static void test_nccl_sizes(void)
+{
+	struct model m;
+	struct nccl_msgs s;
+	struct nccl_msg x;
+	struct nccl_key_sum ks;
+	const char *dir = shared_dir();
+	char *in[2], *out = xstrfmt("%s/nccl2.gpuscope", gstest_tmpdir());
+	struct rank_merge_opts o = { 0, 1 };
+
+	/* nccl-tests' factors (doc/PERFORMANCE.md) */
+	CHECK_NEAR(nccl_bus_factor("all-reduce", 8) * 1000, 1750, 1e-6);
+	CHECK_NEAR(nccl_bus_factor("all-gather", 8) * 1000, 875, 1e-6);
+	CHECK_NEAR(nccl_bus_factor("reduce-scatter", 4) * 1000, 750, 1e-6);
+	CHECK_NEAR(nccl_bus_factor("all-to-all", 2) * 1000, 500, 1e-6);
+	CHECK_NEAR(nccl_bus_factor("broadcast", 8), 1, 1e-9);
+	CHECK_NEAR(nccl_bus_factor("all-reduce", 0), 0, 1e-9); /* group unknown */
+	CHECK_NEAR(nccl_bus_factor(NULL, 8), 0, 1e-9);
+	/* the importer's text (docs/import.md) */
+	CHECK(nccl_parse("_allgather_base BFloat16 in=25136 out=201088 group=8 pg=3/undefined/[0, 1, 2, 3, 4, 5, 6, 7]", &x) == 0);
+	CHECK_STR(x.coll, "all-gather");
+	CHECK_STR(x.dtype, "BFloat16");
+	CHECK_EQ_U64(x.elem_size, 2);
+	CHECK_EQ_U64(x.in_nelems, 25136);
+	CHECK_EQ_U64(x.out_nelems, 201088);
+	CHECK_EQ_I64(x.group, 8);
+	CHECK(nccl_parse("allreduce Complex32 in=4", &x) == 0);
+	CHECK_EQ_U64(x.elem_size, 0); /* an unknown dtype: no bytes, never a guess */
+	CHECK_STR(x.dtype, "");
+	CHECK(nccl_parse("", &x) < 0);
+
+	model_init(&m);
+	CHECK(load_input(&m, gstest_data("import/nccl_data.json.gz")) == 0);
+	CHECK_EQ_U64(nccl_msgs_build(&m, &s), 21);
+	ks = nccl_sum_of(&m, &s, "all-reduce", 8196000, 2);
+	CHECK_EQ_U64(ks.count, 3);
+	CHECK_EQ_U64(ks.ns, 11820962);
+	CHECK_NEAR(8196000.0 * 3 / (double)ks.ns * nccl_bus_factor("all-reduce", 2), 2.0800, 0.0001);
+	ks = nccl_sum_of(&m, &s, "broadcast", 424, 2);
+	CHECK_EQ_U64(ks.count, 3);
+	CHECK_EQ_U64(ks.ns, 23327);
+	nccl_msgs_release(&s);
+	model_release(&m);
+
+	/* the sizes survive a merge of ranks (the trace twice, as ranks 0 and 1) */
+	in[0] = xstrdup(gstest_data("import/nccl_data.json.gz"));
+	in[1] = xstrdup(in[0]);
+	CHECK(rank_merge(out, (const char *const *)in, 2, &o) == 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, out) == 0);
+	CHECK_EQ_U64(nccl_msgs_build(&m, &s), 42);
+	ks = nccl_sum_of(&m, &s, "all-reduce", 8196000, 2);
+	CHECK_EQ_U64(ks.count, 6);
+	CHECK_EQ_U64(ks.ns, 2 * 11820962ull);
+	nccl_msgs_release(&s);
+	model_release(&m);
+	free(in[0]);
+	free(in[1]);
+	free(out);
+
+	if (!dir) {
+		printf("# skip MI300 DDP: no shared folder\n");
+		return;
+	}
+	out = xstrfmt("%s/validation/real/tracelens__mi300_ddp8_resnet_act_ckpt_rank0.json.gz", dir);
+	if (access(out, R_OK)) {
+		printf("# skip MI300 DDP: '%s' is not there\n", out);
+		free(out);
+		return;
+	}
+	model_init(&m);
+	CHECK(load_input(&m, out) == 0);
+	CHECK_EQ_U64(nccl_msgs_build(&m, &s), 12);
+	ks = nccl_sum_of(&m, &s, "all-reduce", 17632384, 8);
+	CHECK_EQ_U64(ks.count, 3);
+	CHECK_EQ_U64(ks.ns, 26798240);
+	CHECK_NEAR(17632384.0 * 3 / (double)ks.ns, 1.9739, 0.0001);
+	CHECK_NEAR(17632384.0 * 3 / (double)ks.ns * nccl_bus_factor("all-reduce", 8), 3.4543, 0.0001);
+	nccl_msgs_release(&s);
+	model_release(&m);
+	free(out);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_alignment_recovers_skew),
 	GSTEST(test_straggler_host),
@@ -569,6 +688,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_dlrm_straggler),
 	GSTEST(test_numa_placement),
 	GSTEST(test_merge_keeps_torch_mem),
+	GSTEST(test_nccl_sizes),
 	{ 0 },
 };
 
