@@ -299,7 +299,7 @@ static int nccl_sum_run(const struct model *m, const struct stats_opts *o,
 		rows[j].total_ns += k->end > k->start ? k->end - k->start : 0;
 	}
 	if (!nrows) {
-		st_empty(t, "%s: no communication kernel has its message size in this report (%zu communication kernels; sizes come from PyTorch's profiler traces: docs/distributed.md)",
+		st_empty(t, "%s: no message sizes of communication kernels were recorded in this report (%zu communication kernels; sizes come from PyTorch's profiler traces: docs/distributed.md)",
 			 t->report, ncomm);
 		nccl_msgs_release(&s);
 		return 0;
