@@ -34,6 +34,7 @@
 #include "cli/rank_merge.h"
 #include "import/import.h"
 #include "model/model.h"
+#include "nvml/sampler.h"
 #include "stats/stats_nccl.h"
 #include "stats/stats_rank.h"
 #include "trace/trace.h"
@@ -679,6 +680,129 @@ static void test_nccl_sizes(void)
 	free(out);
 }
 
+/*
+ * no-p2p-path: the NVML sampler of `profile`, run on the replay of the
+ * two-socket PCIe server with four L4 (tests/data/nvml/mk_topo.py: GPUs 0, 1
+ * on socket 0, 2, 3 on socket 1; P2P across the sockets "not supported by
+ * the IOH topology", status 3), records the P2P status of every pair; a run
+ * of two ranks that all-reduce on GPUs @g0 and @g1 is merged with it (its
+ * CUDA device rows carry the replay's UUIDs, so the model maps NVML indexes
+ * onto them; GPU 0's UUID in the replay is all zeros, which maps to
+ * nothing, so the pairs tested are 1-2, 2-3 and 1-3).  Each
+ * rank: 10 x (1 ms GEMM, then a 1 ms all-reduce) from the sampler's time:
+ * 20 ms on each GPU, 10 ms of it communication.  Across the sockets the
+ * rule must say so with gain staged_share 0.5 x (10 + 10 ms) / (2 GPUs x
+ * 20 ms) = 0.25; within a socket, or without collectives, nothing.
+ */
+static const struct finding *p2p_finding(int g0, int g1, int comm, struct analyze_result *r, struct model *m)
+{
+	char *nv = xstrfmt("%s/nvml-%d%d%d.gpuscope", gstest_tmpdir(), g0, g1, comm);
+	char *run = xstrfmt("%s/p2prun-%d%d%d.gpuscope", gstest_tmpdir(), g0, g1, comm);
+	char *out = xstrfmt("%s/p2p-%d%d%d.gpuscope", gstest_tmpdir(), g0, g1, comm);
+	const char *parts[2] = { nv, run };
+	struct nvml_sampler *smp;
+	struct trace_builder b;
+	struct trace_device d;
+	char why[256];
+	uint64_t t0 = 0;
+	const struct finding *f = NULL;
+
+	setenv("GPUSCOPE_NVML_REPLAY", gstest_data("nvml/pcie_4gpu.topo.jsonl"), 1);
+	smp = nvml_sampler_start(nv, 1, why, sizeof(why));
+	CHECK(smp != NULL);
+	if (!smp) {
+		printf("# sampler: %s\n", why);
+		goto done;
+	}
+	CHECK(nvml_sampler_stop(smp) == 0);
+	unsetenv("GPUSCOPE_NVML_REPLAY");
+	model_init(m);
+	CHECK(model_load_report(m, nv) == 0);
+	{
+		uint32_t id = strtab_find(&m->str, "p2p_status.2");
+		size_t n02 = 0;
+		for (size_t i = 0; i < m->metrics.n; i++) {
+			const struct trace_metric *x = &m->metrics.v[i];
+			if (id != UINT32_MAX && x->name_id == id && x->device == 0) {
+				CHECK_NEAR(x->value, 3, 1e-9); /* NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED */
+				n02++;
+			}
+			if (!t0 || x->time < t0)
+				t0 = x->time;
+		}
+		CHECK_EQ_U64(n02, 1);
+	}
+	model_release(m);
+	CHECK(trace_builder_open(&b, run, 0, 0) == 0);
+	for (int rk = 0; rk < 2; rk++) {
+		struct trace_process p = { 0 };
+		p.pid = 600 + (uint32_t)rk;
+		p.start_mono_ns = t0;
+		trace_builder_add(&b, TRACE_EV_PROCESS, &p, sizeof(p));
+		/* CUDA's row of the GPU: the replay's UUID GPU-0000000N-0000-0000-0000-00000000000N */
+		memset(&d, 0, sizeof(d));
+		d.id = (uint32_t)(rk ? g1 : g0);
+		d.pid = p.pid;
+		d.sm_count = 58;
+		d.uuid[3] = d.uuid[15] = (uint8_t)d.id;
+		d.name_id = trace_builder_str(&b, "NVIDIA L4");
+		trace_builder_add(&b, TRACE_EV_DEVICE, &d, sizeof(d));
+		for (int step = 0; step < 10; step++) {
+			struct trace_kernel k = { 0 };
+			k.pid = p.pid;
+			k.device = (uint32_t)(rk ? g1 : g0);
+			k.start = t0 + (uint64_t)step * 2 * MS;
+			k.end = k.start + MS;
+			k.name_id = trace_builder_str(&b, "sm89_xmma_gemm_bf16bf16_bf16f32");
+			trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+			k.start = k.end;
+			k.end = k.start + MS;
+			k.stream = 1;
+			k.name_id = trace_builder_str(&b, comm ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+							      : "elementwise_kernel");
+			trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+		}
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+	CHECK(trace_merge(out, parts, 2, 0) == 0);
+	model_init(m);
+	CHECK(model_load_report(m, out) == 0);
+	CHECK(analyze_run(m, NULL, r) == 0);
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->findings[i].id, "no-p2p-path"))
+			f = &r->findings[i];
+done:
+	free(nv);
+	free(run);
+	free(out);
+	return f;
+}
+
+static void test_no_p2p_path(void)
+{
+	struct analyze_result r;
+	struct model m;
+	const struct finding *f;
+
+	f = p2p_finding(1, 2, 1, &r, &m);
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_STR(f->title, "GPUs 1 and 2 have no P2P path while the run communicates between them");
+		CHECK_CONTAINS(f->evidence, "GPU 1 - GPU 2: not supported by the IOH topology, communication kernels on both (10.000 ms and 10.000 ms)");
+		CHECK_NEAR(f->gain, 0.25, 1e-3);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+	/* one socket: P2P works */
+	CHECK(p2p_finding(2, 3, 1, &r, &m) == NULL);
+	analyze_result_release(&r);
+	model_release(&m);
+	/* no collectives: nothing crosses */
+	CHECK(p2p_finding(1, 3, 0, &r, &m) == NULL);
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_alignment_recovers_skew),
 	GSTEST(test_straggler_host),
@@ -689,6 +813,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_numa_placement),
 	GSTEST(test_merge_keeps_torch_mem),
 	GSTEST(test_nccl_sizes),
+	GSTEST(test_no_p2p_path),
 	{ 0 },
 };
 
