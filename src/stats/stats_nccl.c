@@ -217,8 +217,11 @@ size_t nccl_msgs_build(const struct model *m, struct nccl_msgs *out)
 		if (nccl_parse(model_str(m, m->nvtx.v[r[best].idx].name_id), &x) < 0)
 			continue;
 		x.kernel = k;
-		if (x.has_nelems && x.elem_size)
-			x.bytes = (x.in_nelems > x.out_nelems ? x.in_nelems : x.out_nelems) * x.elem_size;
+		if (x.has_nelems && x.elem_size) {
+			uint64_t ne = x.in_nelems > x.out_nelems ? x.in_nelems : x.out_nelems;
+			if (ne <= UINT64_MAX / x.elem_size) /* a damaged count is unknown, not a wrapped size */
+				x.bytes = ne * x.elem_size;
+		}
 		ALLOC_GROW(out->v, out->n + 1, oalloc);
 		out->v[out->n++] = x;
 	}
