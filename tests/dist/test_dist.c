@@ -639,6 +639,23 @@ static void test_nccl_sizes(void)
 	CHECK_EQ_U64(ks.count, 3);
 	CHECK_EQ_U64(ks.ns, 23327);
 	nccl_msgs_release(&s);
+	/*
+	 * exposed-communication's evidence: the script's all-reduce rows summed,
+	 * 3 x (8196000 + 31502336 + 26255360 + 26550272 + 9724160) = 306684384 B
+	 * (292.5 MiB) in 46762159 ns: algbw 6.56 GB/s, busbw the same (n = 2)
+	 */
+	{
+		struct analyze_result r;
+		const struct finding *f = NULL;
+		CHECK(analyze_run(&m, NULL, &r) == 0);
+		for (size_t i = 0; i < r.n; i++)
+			if (!strcmp(r.findings[i].id, "exposed-communication"))
+				f = &r.findings[i];
+		CHECK(f != NULL);
+		if (f)
+			CHECK_CONTAINS(f->evidence, "(15 kernels; 292.5 MiB moved, algbw 6.56 GB/s, busbw 6.56 GB/s)");
+		analyze_result_release(&r);
+	}
 	model_release(&m);
 
 	/* the sizes survive a merge of ranks (the trace twice, as ranks 0 and 1) */
