@@ -158,6 +158,7 @@ void rule_copies(struct az_ctx *c, const struct az_rule *self);
 void rule_comm(struct az_ctx *c, const struct az_rule *self);
 void rule_straggler(struct az_ctx *c, const struct az_rule *self);
 void rule_placement(struct az_ctx *c, const struct az_rule *self);
+void rule_p2p(struct az_ctx *c, const struct az_rule *self);
 void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self);
 void rule_kernel_limits(struct az_ctx *c, const struct az_rule *self);
 void rule_underfill(struct az_ctx *c, const struct az_rule *self);

@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "../model/kernel_class.h"
 #include "../model/occupancy.h"
+#include "../stats/stats_nccl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -163,12 +164,18 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	uint64_t co_ns[CO__N] = { 0 }, co_exp[CO__N] = { 0 }, co_n[CO__N] = { 0 }, waits = 0, ddp_fw = 0;
 	unsigned wrap;
 	int top_co = -1;
+	/* message sizes where the trace has them (stats_nccl.h): bytes, bytes x busbw factor, their kernels' time */
+	struct nccl_msgs msgs;
+	size_t mi = 0;
+	double co_bytes[CO__N] = { 0 }, co_bus[CO__N] = { 0 };
+	uint64_t co_szns[CO__N] = { 0 }, co_sized[CO__N] = { 0 }, sized = 0;
 
 	if (!c->has_gpu)
 		return;
 	/* per GPU: the SM share its communication kernels hold, time-weighted; the top names */
 	share_ns = xcalloc(c->nunits ? c->nunits : 1, sizeof(*share_ns));
 	comm_ns = xcalloc(c->nunits ? c->nunits : 1, sizeof(*comm_ns));
+	nccl_msgs_build(m, &msgs);
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		struct az_unit *u;
@@ -183,6 +190,23 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 		{
 			int co = co_kind(model_str(m, k->name_id));
 			uint64_t d = k->end - k->start, ov = ivset_overlap(&u->compute, k->start, k->end);
+			const struct nccl_msg *x = NULL;
+			while (mi < msgs.n && msgs.v[mi].kernel < i)
+				mi++;
+			if (mi < msgs.n && msgs.v[mi].kernel == i)
+				x = &msgs.v[mi];
+			if (x && x->coll && co == CO_OTHER)
+				for (int q = 0; q < CO_OTHER; q++) /* a generic kernel name ("ncclDevKernel_Generic"): the traced collective */
+					if (!strcmp(co_names[q], x->coll))
+						co = q;
+			if (x && x->bytes) {
+				double fct = nccl_bus_factor(x->coll, x->group);
+				co_bytes[co] += (double)x->bytes;
+				co_bus[co] += fct > 0 ? (double)x->bytes * fct : 0;
+				co_szns[co] += d;
+				co_sized[co]++;
+				sized++;
+			}
 			co_ns[co] += d;
 			co_exp[co] += d > ov ? d - ov : 0;
 			co_n[co]++;
@@ -242,6 +266,7 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 	free(share_ns);
 	free(comm_ns);
 	free(rate);
+	nccl_msgs_release(&msgs);
 	if (!nunits)
 		return;
 	gain = az_div(saved, (double)c->unit_wall_ns);
@@ -268,14 +293,24 @@ void rule_comm(struct az_ctx *c, const struct az_rule *self)
 				break;
 			if (top_co < 0)
 				top_co = best;
-			strbuf_addf(&ev, "%s%s %s exposed of %s (%llu kernels)", first ? "by collective: " : ", ",
+			strbuf_addf(&ev, "%s%s %s exposed of %s (%llu kernels", first ? "by collective: " : ", ",
 				    co_names[best], fmt_duration(b1, sizeof(b1), (double)co_exp[best]),
 				    fmt_duration(b2, sizeof(b2), (double)co_ns[best]), (unsigned long long)co_n[best]);
+			/* bytes per ns are GB/s; busbw as nccl-tests defines it (stats_nccl.h) */
+			if (co_sized[best] && co_szns[best]) {
+				strbuf_addf(&ev, "; %s moved", fmt_bytes(b1, sizeof(b1), co_bytes[best]));
+				if (co_sized[best] < co_n[best])
+					strbuf_addf(&ev, " by the %llu with sizes", (unsigned long long)co_sized[best]);
+				strbuf_addf(&ev, ", algbw %.2f GB/s", co_bytes[best] / (double)co_szns[best]);
+				if (co_bus[best] > 0)
+					strbuf_addf(&ev, ", busbw %.2f GB/s", co_bus[best] / (double)co_szns[best]);
+			}
+			strbuf_addch(&ev, ')');
 			first = 0;
 			co_n[best] = 0;
 		}
 		if (!first)
-			strbuf_addstr(&ev, " (message sizes are not recorded: no bus bandwidth)\n");
+			strbuf_addstr(&ev, sized ? "\n" : " (message sizes are not recorded: no bus bandwidth)\n");
 	}
 	if (nunits > 1 && umax > umin && (umax - umin) * 5 > umax)
 		strbuf_addf(&ev, "communication time differs across GPUs (%s to %s): the GPUs with more wait in "

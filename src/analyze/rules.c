@@ -78,6 +78,10 @@ static const struct az_param p_placement[] = {
 	{ NULL, 0, NULL },
 };
 
+static const struct az_param p_p2p[] = {
+	{ "staged_share", 0.5, "a transfer between GPUs without a P2P path is staged through host memory: it crosses PCIe twice (GPU to host, host to GPU) where a direct path crosses once, so at least half of its time is the cost" },
+	{ NULL, 0, NULL },
+};
 static const struct az_param p_tensor[] = {
 	{ "speedup", 0, "0 = by device, from the GPU table (docs/gpus.md): the dense TF32/FP32 peak ratio where TF32 is at least 1.5x FP32 (A100 8, H100 SXM/H200 7.4, B200 14.7, A10/L4/L40S 2, MI300X 4), else BF16-or-FP16/FP32 (V100 8, RTX 2080 Ti 4, RTX 3090/4090/5090 2); 4 when the GPU is not in the table" },
 	{ "min_share", 0.05, "non-tensor-core GEMM/convolution kernels must take at least 5% of GPU time to matter" },
@@ -160,6 +164,8 @@ const struct az_rule az_rules[] = {
 	  "straggler" },
 	{ "numa-placement", "A process runs off its GPU's NUMA node", rule_placement, p_placement,
 	  "numa-placement" },
+	{ "no-p2p-path", "GPUs that communicate have no peer-to-peer path", rule_p2p, p_p2p,
+	  "no-p2p-path" },
 	{ "tensor-cores-unused", "GEMM/convolution kernels not using tensor cores", rule_tensor_cores,
 	  p_tensor, "tensor-cores-unused" },
 	{ "under-filled-launch", "Hot kernels with fewer blocks than SMs", rule_underfill, p_underfill,

@@ -433,6 +433,22 @@ static void write_rows(struct rm_writer *w, const struct rm_align *al, const cha
 		r.metric_id = wstr(w, r.metric_id);
 		ADD(TRACE_EV_KMETRIC, r);
 	}
+	/* PyTorch's allocator: samples and out-of-memory events (docs/memory.md) */
+	for (size_t i = 0; i < m->torch_mem.n; i++) {
+		struct trace_torch_mem r = m->torch_mem.v[i];
+		r.time = wt(w, r.time);
+		r.pid = wpid(w, r.pid);
+		r.device = wdev(w, r.device);
+		ADD(TRACE_EV_TORCH_MEM, r);
+	}
+	for (size_t i = 0; i < m->ooms.n; i++) {
+		struct trace_oom r = m->ooms.v[i];
+		r.time = wt(w, r.time);
+		r.pid = wpid(w, r.pid);
+		r.device = wdev(w, r.device);
+		r.detail_id = wstr(w, r.detail_id);
+		ADD(TRACE_EV_OOM, r);
+	}
 	for (unsigned d = 1; d < TRACE_DROP__COUNT; d++)
 		if (m->drops[d]) {
 			struct trace_drops r = { wpid(w, main_pid), d, m->drops[d] };
@@ -586,6 +602,8 @@ static void renumber(struct rm_writer *w, const struct model *m, struct rm_used 
 	SEE(m->kernels);
 	SEE(m->memcpys);
 	SEE(m->memsets);
+	SEE(m->torch_mem); /* a report of the allocator alone (no CUDA tracing) still names its GPU */
+	SEE(m->ooms);
 #undef SEE
 	for (size_t i = 0; i < mine.n; i++) {
 		uint32_t d = mine.v[i], e = d;

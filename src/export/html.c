@@ -20,6 +20,7 @@
 
 #ifdef HAVE_GS_STATS
 #include "../stats/stats.h"
+#include "../stats/stats_rank.h"
 #endif
 #ifdef HAVE_GS_ANALYZE
 #include "../analyze/analyze.h"
@@ -83,6 +84,7 @@ static const char style[] =
 	".tw{overflow-x:auto}table{border-collapse:collapse;font-size:12.5px;margin:6px 0}\n"
 	"th,td{border-bottom:1px solid #e6e9ed;padding:3px 8px;text-align:right;vertical-align:top;white-space:nowrap}\n"
 	"th{background:#f3f5f7}td.s,th.s{text-align:left;max-width:420px;overflow:hidden;text-overflow:ellipsis}\n"
+	"tr.straggler td{background:#fdecea;font-weight:600}\n"
 	".finding{border:1px solid #d8dde3;border-left:6px solid #8a96a3;border-radius:6px;padding:8px 12px;"
 	"margin:10px 0}\n"
 	".finding.critical{border-left-color:#c62828}.finding.warning{border-left-color:#ef8f00}\n"
@@ -513,6 +515,60 @@ static void memory_json(struct xout *o, const struct model *m, uint64_t t0, uint
 			series_release(&s);
 		}
 		lay_release(&l);
+	}
+	/*
+	 * PyTorch's caching allocator (docs/memory.md): allocated and, where
+	 * measured, reserved bytes per (process, GPU), as steps (a sample
+	 * holds until the next one); the process is named when several share
+	 * a GPU.
+	 */
+	{
+		struct { uint32_t pid, dev; int res; } *keys = NULL;
+		size_t nk = 0, ak = 0;
+		for (size_t i = 0; i < m->torch_mem.n; i++) {
+			const struct trace_torch_mem *x = &m->torch_mem.v[i];
+			size_t k;
+			for (k = 0; k < nk && (keys[k].pid != x->pid || keys[k].dev != x->device); k++)
+				;
+			if (k == nk) {
+				ALLOC_GROW(keys, nk + 1, ak);
+				keys[nk].pid = x->pid;
+				keys[nk].dev = x->device;
+				keys[nk++].res = 0;
+			}
+			if (x->flags & TRACE_TM_HAS_RESERVED)
+				keys[k].res = 1;
+		}
+		for (size_t k = 0; k < nk; k++)
+			for (int res = 0; res <= keys[k].res; res++) {
+				struct series s;
+				int shared = 0;
+				char name[96];
+				for (size_t q = 0; q < nk; q++)
+					shared |= q != k && keys[q].dev == keys[k].dev;
+				series_init(&s);
+				for (size_t i = 0; i < m->torch_mem.n; i++) {
+					const struct trace_torch_mem *x = &m->torch_mem.v[i];
+					if (x->pid != keys[k].pid || x->device != keys[k].dev ||
+					    (res && !(x->flags & TRACE_TM_HAS_RESERVED)))
+						continue;
+					series_add(&s, ws, we, x->time, (double)(res ? x->reserved : x->allocated));
+				}
+				if (s.n || isfinite(s.before)) {
+					if (shared)
+						snprintf(name, sizeof(name), "GPU %u %s (PyTorch allocator, pid %u)", keys[k].dev,
+							 res ? "reserved" : "allocated", keys[k].pid);
+					else
+						snprintf(name, sizeof(name), "GPU %u %s (PyTorch allocator)", keys[k].dev,
+							 res ? "reserved" : "allocated");
+					if (!first)
+						xout_ch(o, ',');
+					series_json(o, &s, name, "B", 1, 1, 1, 1, t0, ws, we);
+					first = 0;
+				}
+				series_release(&s);
+			}
+		free(keys);
 	}
 	/* NVML's used memory, one series per GPU that has it */
 	{
@@ -1109,6 +1165,60 @@ static long kmjoin_row(const struct kmjoin *j, const char *name)
  * A stats report as a table (first TABLE_ROWS rows), with bars of its first
  * percent column; @km: counter columns to join by the "Name" column, or NULL.
  */
+/*
+ * The ranks side by side (stats_rank.h), for a report of two ranks or more:
+ * rank, GPU, window, GPU busy (the window less its idle time), exposed
+ * communication, its waiting for later ranks, the waiting of the others it
+ * caused, and the straggler mark: the rank the straggler finding names (its
+ * title starts "Rank N is the straggler", rule_straggler.c), so the mark
+ * follows that rule's thresholds.  Unknown cells are "-".
+ */
+static void ranks_html(struct xout *o, const struct model *m, const struct analyze_result *rp)
+{
+	struct rank_stats s;
+	int straggler = -1;
+	char b[64];
+
+	if (rank_stats_build(m, &s) < 2) {
+		rank_stats_release(&s);
+		return;
+	}
+	for (size_t i = 0; rp && i < rp->n; i++)
+		if (!strcmp(rp->findings[i].id, "straggler") &&
+		    sscanf(rp->findings[i].title, "Rank %d is the straggler", &straggler) != 1)
+			straggler = -1;
+	xout_str(o, "<h2 id='ranks'>Ranks</h2>\n");
+	xout_printf(o, "<p class='k'>%zu ranks", s.n);
+	if (s.world_size > 0)
+		xout_printf(o, " of %d", s.world_size);
+	xout_printf(o, " recorded; %llu collective instances matched across ranks (docs/distributed.md)</p>\n",
+		    (unsigned long long)s.instances);
+	xout_str(o, "<div class='tw'><table id='ranks-table'><tr><th>rank</th><th>GPU</th><th>window</th>"
+		    "<th>GPU busy (%)</th><th>exposed comm</th><th>waiting</th><th>others waited</th>"
+		    "<th class='s'>straggler</th></tr>\n");
+	for (size_t i = 0; i < s.n; i++) {
+		const struct rank_row *w = &s.v[i];
+		int g = w->last > w->first;
+		uint64_t win = g ? w->last - w->first : 0;
+		xout_printf(o, "<tr data-rank='%d'%s><td>%d</td>", w->rank, w->rank == straggler ? " class='straggler'" : "",
+			    w->rank);
+		if (g)
+			xout_printf(o, "<td>%u</td><td>%s</td>", w->device, fmt_duration(b, sizeof(b), (double)win));
+		else
+			xout_str(o, "<td>-</td><td>-</td>");
+		if (g)
+			xout_printf(o, "<td>%.1f</td>", (double)(win > w->idle_ns ? win - w->idle_ns : 0) * 100 / (double)win);
+		else
+			xout_str(o, "<td>-</td>");
+		xout_printf(o, "<td>%s</td>", g ? fmt_duration(b, sizeof(b), (double)w->exposed_ns) : "-");
+		xout_printf(o, "<td>%s</td>", g && s.instances ? fmt_duration(b, sizeof(b), (double)w->wait_ns) : "-");
+		xout_printf(o, "<td>%s</td>", g && s.instances ? fmt_duration(b, sizeof(b), (double)w->blame_ns) : "-");
+		xout_printf(o, "<td class='s'>%s</td></tr>\n", w->rank == straggler ? "straggler" : "");
+	}
+	xout_str(o, "</table></div>\n");
+	rank_stats_release(&s);
+}
+
 static void stats_html(struct xout *o, const struct model *m, const char *report, const struct stats_opts *so,
 		       const struct kmjoin *km)
 {
@@ -1370,6 +1480,7 @@ int export_html(const struct export_input *in, struct xout *o)
 
 	xout_str(o, "<h2 id='findings'>Findings</h2>\n");
 	findings_html(o, rp, t0);
+	ranks_html(o, m, in->findings ? rp : NULL);
 
 	xout_str(o, "<h2 id='kernels'>Top kernels</h2>\n");
 	kmjoin_init(&km, m);

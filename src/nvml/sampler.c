@@ -16,6 +16,7 @@
 #include "../util/util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,43 @@ static void parse_uuid(const char *s, uint8_t out[16])
 	}
 }
 
+/*
+ * The P2P status of GPU @i with each other GPU (topo.c, from
+ * nvmlDeviceGetP2PStatus), as metrics "p2p_status.<peer>" of GPU @i, the
+ * peer by NVML index: 0 when reads and writes both work (or the one known
+ * does), else the first nvmlGpuP2PStatus_t reason; a pair whose status NVML
+ * did not give is not written.  With them "nvml_index" (the value @i): the
+ * model moves metrics onto CUDA ordinals (model.c, unify_devices), and this
+ * one says which ordinal an NVML index became.  analyze's no-p2p-path rule
+ * reads both (docs/rules.md).
+ */
+static void put_p2p(struct nvml_sampler *s, uint64_t now, unsigned i)
+{
+	int any = 0;
+
+	for (unsigned j = 0; j < s->n->sys.ngpus && j < NVML_TOPO_MAX; j++) {
+		struct nvml_pair pr;
+		char name[32];
+		int st;
+		if (j == i)
+			continue;
+		nvml_topo_pair(s->n, i, j, &pr);
+		if (pr.p2p_read > 0)
+			st = pr.p2p_read;
+		else if (pr.p2p_write > 0)
+			st = pr.p2p_write;
+		else if (pr.p2p_read == 0 || pr.p2p_write == 0)
+			st = 0;
+		else
+			continue;
+		snprintf(name, sizeof(name), "p2p_status.%u", j);
+		put_metric(s, now, i, trace_builder_str(&s->b, name), s->pid, st);
+		any = 1;
+	}
+	if (any)
+		put_metric(s, now, i, trace_builder_str(&s->b, "nvml_index"), s->pid, i);
+}
+
 static void put_devices(struct nvml_sampler *s)
 {
 	uint64_t now = now_mono_ns();
@@ -146,6 +184,7 @@ static void put_devices(struct nvml_sampler *s)
 		for (unsigned m = 0; m < NVML_M__COUNT; m++)
 			if (st->valid[m])
 				put_metric(s, now, i, s->name_id[m], s->pid, st->v[m]);
+		put_p2p(s, now, i);
 	}
 }
 

@@ -29,6 +29,7 @@ static const struct stats_report_def *const defs[] = {
 	&stats_def_cuda_kern_eff,
 	&stats_def_cuda_kern_class_sum,
 	&stats_def_rank_sum,
+	&stats_def_nccl_sum,
 	&stats_def_torch_op_sum,
 	&stats_def_torch_mem_sum,
 };

@@ -143,6 +143,7 @@ extern const struct stats_report_def stats_def_cuda_api_sum, stats_def_cuda_gpu_
 	stats_def_cuda_gpu_mem_size_sum, stats_def_osrt_sum;
 /* Ranks side by side (stats_rank.c). */
 extern const struct stats_report_def stats_def_rank_sum;
+extern const struct stats_report_def stats_def_nccl_sum;
 /* Whole-model reports (stats_trace.c, stats_nvtx.c, stats_gpu.c). */
 extern const struct stats_report_def stats_def_cuda_gpu_trace, stats_def_cuda_api_trace,
 	stats_def_cuda_kern_exec_sum, stats_def_nvtx_sum, stats_def_nvtx_gpu_proj_sum,

@@ -34,6 +34,8 @@
 #include "cli/rank_merge.h"
 #include "import/import.h"
 #include "model/model.h"
+#include "nvml/sampler.h"
+#include "stats/stats_nccl.h"
 #include "stats/stats_rank.h"
 #include "trace/trace.h"
 #include "util/util.h"
@@ -491,6 +493,333 @@ static void test_numa_placement(void)
 	free(path);
 }
 
+
+/*
+ * A merged report keeps every record type of its inputs: two real H200
+ * reports of PyTorch's allocator (tests/data/torchmem: t_torchmem's 20
+ * steps with a caught 1 TiB request, and mem-oom's OOM on a 4 GiB request),
+ * merged as ranks 0 and 1.  Their allocator samples, OOM events (with their
+ * detail text), NVML metrics and process attributes must all survive, and
+ * the second input's GPU, which both call 0, is renumbered in its
+ * allocator rows as in the rest.
+ */
+static void test_merge_keeps_torch_mem(void)
+{
+	char *in[2];
+	char *out = xstrfmt("%s/mem.gpuscope", gstest_tmpdir());
+	struct rank_merge_opts o = { 0, 1 };
+	struct model a[2], m;
+	size_t tm = 0, oom = 0, met = 0, km = 0, procs = 0;
+	uint64_t req[2] = { 0, 0 };
+
+	in[0] = xstrdup(gstest_data("torchmem/h200_t_torchmem.gpuscope")); /* gstest_data's buffer is reused */
+	in[1] = xstrdup(gstest_data("torchmem/h200_mem-oom.broken.gpuscope"));
+	for (int i = 0; i < 2; i++) {
+		model_init(&a[i]);
+		CHECK(model_load_report(&a[i], in[i]) == 0);
+		tm += a[i].torch_mem.n;
+		oom += a[i].ooms.n;
+		met += a[i].metrics.n;
+		km += a[i].kmetrics.n;
+		procs += a[i].procs.n;
+		CHECK_EQ_U64(a[i].ooms.n, 1);
+		if (a[i].ooms.n)
+			req[i] = a[i].ooms.v[0].requested;
+	}
+	/* the inputs as recorded (tests/data/torchmem/README.md) */
+	CHECK_EQ_U64(req[0], 1ull << 40);
+	CHECK_EQ_U64(req[1], 4ull << 30);
+	CHECK_EQ_U64(a[0].torch_mem.n, 65) /* `gpuscope dump` of the file: 65 torch_mem rows */;
+	CHECK_EQ_U64(a[1].torch_mem.n, 89);
+	CHECK(rank_merge(out, (const char *const *)in, 2, &o) == 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, out) == 0);
+	CHECK_EQ_U64(m.torch_mem.n, tm);
+	CHECK_EQ_U64(m.ooms.n, oom);
+	CHECK_EQ_U64(m.metrics.n, met);
+	CHECK_EQ_U64(m.kmetrics.n, km);
+	CHECK_EQ_U64(m.procs.n, procs);
+	CHECK(m.has & MODEL_HAS_TORCH_MEM);
+	for (size_t i = 0; i < m.ooms.n; i++) {
+		const struct trace_oom *x = &m.ooms.v[i];
+		int r = model_proc_rank(&m, x->pid);
+		const struct trace_oom *y = r == 0 || r == 1 ? &a[r].ooms.v[0] : NULL;
+		CHECK(y != NULL);
+		if (!y)
+			continue;
+		CHECK_EQ_U64(x->requested, y->requested);
+		CHECK_EQ_U64(x->nblocks, y->nblocks);
+		CHECK_EQ_U64(x->device, (uint32_t)r); /* both inputs used their device 0 */
+		CHECK_STR(model_str(&m, x->detail_id), model_str(&a[r], y->detail_id));
+	}
+	for (size_t i = 0; i < m.torch_mem.n; i++)
+		CHECK_EQ_U64(m.torch_mem.v[i].device, (uint32_t)model_proc_rank(&m, m.torch_mem.v[i].pid));
+	model_release(&m);
+	for (int i = 0; i < 2; i++) {
+		model_release(&a[i]);
+		free(in[i]);
+	}
+	free(out);
+}
+
+/*
+ * NCCL message sizes and bus bandwidth (stats_nccl.h).  The expected
+ * values were computed once by an independent script reading the Kineto
+ * JSON directly (python: for each "kernel" event with "In msg nelems",
+ * S = max(In, Out msg nelems) x dtype size, t = (ts + dur) - ts in ns from
+ * the decimal microseconds, summed by (Collective name, dtype, Group size,
+ * S)); its output for tests/data/import/nccl_data.json.gz:
+ *   ('allreduce', 'Float', 2, 8196000) 3 kernels 11820962 ns algbw 2.0800
+ *   ('broadcast', 'Long', 2, 424) 3 kernels 23327 ns algbw 0.0545
+ *   21 kernels with sizes
+ * and for shared/validation/real/tracelens__mi300_ddp8_resnet_act_ckpt_rank0
+ * (8 ranks, BFloat16):
+ *   ('allreduce', 'BFloat16', 8, 17632384) 3 kernels 26798240 ns algbw 1.9739 busbw 3.4543
+ *   12 kernels with sizes
+ */
+struct nccl_key_sum {
+	uint64_t count, ns;
+};
+
+static struct nccl_key_sum nccl_sum_of(const struct model *m, const struct nccl_msgs *s,
+				       const char *coll, uint64_t bytes, int group)
+{
+	struct nccl_key_sum r = { 0, 0 };
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct nccl_msg *x = &s->v[i];
+		const struct trace_kernel *k = &m->kernels.v[x->kernel];
+		if (x->coll && !strcmp(x->coll, coll) && x->bytes == bytes && x->group == group) {
+			r.count++;
+			r.ns += k->end - k->start;
+		}
+	}
+	return r;
+}
+
+static void test_nccl_sizes(void)
+{
+	struct model m;
+	struct nccl_msgs s;
+	struct nccl_msg x;
+	struct nccl_key_sum ks;
+	const char *dir = shared_dir();
+	char *in[2], *out = xstrfmt("%s/nccl2.gpuscope", gstest_tmpdir());
+	struct rank_merge_opts o = { 0, 1 };
+
+	/* nccl-tests' factors (doc/PERFORMANCE.md) */
+	CHECK_NEAR(nccl_bus_factor("all-reduce", 8) * 1000, 1750, 1e-6);
+	CHECK_NEAR(nccl_bus_factor("all-gather", 8) * 1000, 875, 1e-6);
+	CHECK_NEAR(nccl_bus_factor("reduce-scatter", 4) * 1000, 750, 1e-6);
+	CHECK_NEAR(nccl_bus_factor("all-to-all", 2) * 1000, 500, 1e-6);
+	CHECK_NEAR(nccl_bus_factor("broadcast", 8), 1, 1e-9);
+	CHECK_NEAR(nccl_bus_factor("all-reduce", 0), 0, 1e-9); /* group unknown */
+	CHECK_NEAR(nccl_bus_factor(NULL, 8), 0, 1e-9);
+	/* the importer's text (docs/import.md) */
+	CHECK(nccl_parse("_allgather_base BFloat16 in=25136 out=201088 group=8 pg=3/undefined/[0, 1, 2, 3, 4, 5, 6, 7]", &x) == 0);
+	CHECK_STR(x.coll, "all-gather");
+	CHECK_STR(x.dtype, "BFloat16");
+	CHECK_EQ_U64(x.elem_size, 2);
+	CHECK_EQ_U64(x.in_nelems, 25136);
+	CHECK_EQ_U64(x.out_nelems, 201088);
+	CHECK_EQ_I64(x.group, 8);
+	CHECK(nccl_parse("allreduce Complex32 in=4", &x) == 0);
+	CHECK_EQ_U64(x.elem_size, 0); /* an unknown dtype: no bytes, never a guess */
+	CHECK_STR(x.dtype, "");
+	CHECK(nccl_parse("", &x) < 0);
+
+	model_init(&m);
+	CHECK(load_input(&m, gstest_data("import/nccl_data.json.gz")) == 0);
+	CHECK_EQ_U64(nccl_msgs_build(&m, &s), 21);
+	ks = nccl_sum_of(&m, &s, "all-reduce", 8196000, 2);
+	CHECK_EQ_U64(ks.count, 3);
+	CHECK_EQ_U64(ks.ns, 11820962);
+	CHECK_NEAR(8196000.0 * 3 / (double)ks.ns * nccl_bus_factor("all-reduce", 2), 2.0800, 0.0001);
+	ks = nccl_sum_of(&m, &s, "broadcast", 424, 2);
+	CHECK_EQ_U64(ks.count, 3);
+	CHECK_EQ_U64(ks.ns, 23327);
+	nccl_msgs_release(&s);
+	/*
+	 * exposed-communication's evidence: the script's all-reduce rows summed,
+	 * 3 x (8196000 + 31502336 + 26255360 + 26550272 + 9724160) = 306684384 B
+	 * (292.5 MiB) in 46762159 ns: algbw 6.56 GB/s, busbw the same (n = 2)
+	 */
+	{
+		struct analyze_result r;
+		const struct finding *f = NULL;
+		CHECK(analyze_run(&m, NULL, &r) == 0);
+		for (size_t i = 0; i < r.n; i++)
+			if (!strcmp(r.findings[i].id, "exposed-communication"))
+				f = &r.findings[i];
+		CHECK(f != NULL);
+		if (f)
+			CHECK_CONTAINS(f->evidence, "(15 kernels; 292.5 MiB moved, algbw 6.56 GB/s, busbw 6.56 GB/s)");
+		analyze_result_release(&r);
+	}
+	model_release(&m);
+
+	/* the sizes survive a merge of ranks (the trace twice, as ranks 0 and 1) */
+	in[0] = xstrdup(gstest_data("import/nccl_data.json.gz"));
+	in[1] = xstrdup(in[0]);
+	CHECK(rank_merge(out, (const char *const *)in, 2, &o) == 0);
+	model_init(&m);
+	CHECK(model_load_report(&m, out) == 0);
+	CHECK_EQ_U64(nccl_msgs_build(&m, &s), 42);
+	ks = nccl_sum_of(&m, &s, "all-reduce", 8196000, 2);
+	CHECK_EQ_U64(ks.count, 6);
+	CHECK_EQ_U64(ks.ns, 2 * 11820962ull);
+	nccl_msgs_release(&s);
+	model_release(&m);
+	free(in[0]);
+	free(in[1]);
+	free(out);
+
+	if (!dir) {
+		printf("# skip MI300 DDP: no shared folder\n");
+		return;
+	}
+	out = xstrfmt("%s/validation/real/tracelens__mi300_ddp8_resnet_act_ckpt_rank0.json.gz", dir);
+	if (access(out, R_OK)) {
+		printf("# skip MI300 DDP: '%s' is not there\n", out);
+		free(out);
+		return;
+	}
+	model_init(&m);
+	CHECK(load_input(&m, out) == 0);
+	CHECK_EQ_U64(nccl_msgs_build(&m, &s), 12);
+	ks = nccl_sum_of(&m, &s, "all-reduce", 17632384, 8);
+	CHECK_EQ_U64(ks.count, 3);
+	CHECK_EQ_U64(ks.ns, 26798240);
+	CHECK_NEAR(17632384.0 * 3 / (double)ks.ns, 1.9739, 0.0001);
+	CHECK_NEAR(17632384.0 * 3 / (double)ks.ns * nccl_bus_factor("all-reduce", 8), 3.4543, 0.0001);
+	nccl_msgs_release(&s);
+	model_release(&m);
+	free(out);
+}
+
+/*
+ * no-p2p-path: the NVML sampler of `profile`, run on the replay of the
+ * two-socket PCIe server with four L4 (tests/data/nvml/mk_topo.py: GPUs 0, 1
+ * on socket 0, 2, 3 on socket 1; P2P across the sockets "not supported by
+ * the IOH topology", status 3), records the P2P status of every pair; a run
+ * of two ranks that all-reduce on GPUs @g0 and @g1 is merged with it (its
+ * CUDA device rows carry the replay's UUIDs, so the model maps NVML indexes
+ * onto them; GPU 0's UUID in the replay is all zeros, which maps to
+ * nothing, so the pairs tested are 1-2, 2-3 and 1-3).  Each
+ * rank: 10 x (1 ms GEMM, then a 1 ms all-reduce) from the sampler's time:
+ * 20 ms on each GPU, 10 ms of it communication.  Across the sockets the
+ * rule must say so with gain staged_share 0.5 x (10 + 10 ms) / (2 GPUs x
+ * 20 ms) = 0.25; within a socket, or without collectives, nothing.
+ */
+static const struct finding *p2p_finding(int g0, int g1, int comm, struct analyze_result *r, struct model *m)
+{
+	char *nv = xstrfmt("%s/nvml-%d%d%d.gpuscope", gstest_tmpdir(), g0, g1, comm);
+	char *run = xstrfmt("%s/p2prun-%d%d%d.gpuscope", gstest_tmpdir(), g0, g1, comm);
+	char *out = xstrfmt("%s/p2p-%d%d%d.gpuscope", gstest_tmpdir(), g0, g1, comm);
+	const char *parts[2] = { nv, run };
+	struct nvml_sampler *smp;
+	struct trace_builder b;
+	struct trace_device d;
+	char why[256];
+	uint64_t t0 = 0;
+	const struct finding *f = NULL;
+
+	setenv("GPUSCOPE_NVML_REPLAY", gstest_data("nvml/pcie_4gpu.topo.jsonl"), 1);
+	smp = nvml_sampler_start(nv, 1, why, sizeof(why));
+	CHECK(smp != NULL);
+	if (!smp) {
+		printf("# sampler: %s\n", why);
+		goto done;
+	}
+	CHECK(nvml_sampler_stop(smp) == 0);
+	unsetenv("GPUSCOPE_NVML_REPLAY");
+	model_init(m);
+	CHECK(model_load_report(m, nv) == 0);
+	{
+		uint32_t id = strtab_find(&m->str, "p2p_status.2");
+		size_t n02 = 0;
+		for (size_t i = 0; i < m->metrics.n; i++) {
+			const struct trace_metric *x = &m->metrics.v[i];
+			if (id != UINT32_MAX && x->name_id == id && x->device == 0) {
+				CHECK_NEAR(x->value, 3, 1e-9); /* NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED */
+				n02++;
+			}
+			if (!t0 || x->time < t0)
+				t0 = x->time;
+		}
+		CHECK_EQ_U64(n02, 1);
+	}
+	model_release(m);
+	CHECK(trace_builder_open(&b, run, 0, 0) == 0);
+	for (int rk = 0; rk < 2; rk++) {
+		struct trace_process p = { 0 };
+		p.pid = 600 + (uint32_t)rk;
+		p.start_mono_ns = t0;
+		trace_builder_add(&b, TRACE_EV_PROCESS, &p, sizeof(p));
+		/* CUDA's row of the GPU: the replay's UUID GPU-0000000N-0000-0000-0000-00000000000N */
+		memset(&d, 0, sizeof(d));
+		d.id = (uint32_t)(rk ? g1 : g0);
+		d.pid = p.pid;
+		d.sm_count = 58;
+		d.uuid[3] = d.uuid[15] = (uint8_t)d.id;
+		d.name_id = trace_builder_str(&b, "NVIDIA L4");
+		trace_builder_add(&b, TRACE_EV_DEVICE, &d, sizeof(d));
+		for (int step = 0; step < 10; step++) {
+			struct trace_kernel k = { 0 };
+			k.pid = p.pid;
+			k.device = (uint32_t)(rk ? g1 : g0);
+			k.start = t0 + (uint64_t)step * 2 * MS;
+			k.end = k.start + MS;
+			k.name_id = trace_builder_str(&b, "sm89_xmma_gemm_bf16bf16_bf16f32");
+			trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+			k.start = k.end;
+			k.end = k.start + MS;
+			k.stream = 1;
+			k.name_id = trace_builder_str(&b, comm ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+							      : "elementwise_kernel");
+			trace_builder_add(&b, TRACE_EV_KERNEL, &k, sizeof(k));
+		}
+	}
+	CHECK(trace_builder_close(&b, 0) == 0);
+	CHECK(trace_merge(out, parts, 2, 0) == 0);
+	model_init(m);
+	CHECK(model_load_report(m, out) == 0);
+	CHECK(analyze_run(m, NULL, r) == 0);
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->findings[i].id, "no-p2p-path"))
+			f = &r->findings[i];
+done:
+	free(nv);
+	free(run);
+	free(out);
+	return f;
+}
+
+static void test_no_p2p_path(void)
+{
+	struct analyze_result r;
+	struct model m;
+	const struct finding *f;
+
+	f = p2p_finding(1, 2, 1, &r, &m);
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_STR(f->title, "GPUs 1 and 2 have no P2P path while the run communicates between them");
+		CHECK_CONTAINS(f->evidence, "GPU 1 - GPU 2: not supported by the IOH topology, communication kernels on both (10.000 ms and 10.000 ms)");
+		CHECK_NEAR(f->gain, 0.25, 1e-3);
+	}
+	analyze_result_release(&r);
+	model_release(&m);
+	/* one socket: P2P works */
+	CHECK(p2p_finding(2, 3, 1, &r, &m) == NULL);
+	analyze_result_release(&r);
+	model_release(&m);
+	/* no collectives: nothing crosses */
+	CHECK(p2p_finding(1, 3, 0, &r, &m) == NULL);
+	analyze_result_release(&r);
+	model_release(&m);
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_alignment_recovers_skew),
 	GSTEST(test_straggler_host),
@@ -499,6 +828,9 @@ static const struct gstest tests[] = {
 	GSTEST(test_kineto_distributed_info),
 	GSTEST(test_dlrm_straggler),
 	GSTEST(test_numa_placement),
+	GSTEST(test_merge_keeps_torch_mem),
+	GSTEST(test_nccl_sizes),
+	GSTEST(test_no_p2p_path),
 	{ 0 },
 };
 

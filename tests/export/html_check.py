@@ -189,6 +189,11 @@ PARTS = r"""(() => {
     .map(t => t.textContent);
   r.badConst = [...document.querySelectorAll('#constants td')].map(t => t.textContent).filter(s => /\d[eE][+-]?\d/.test(s));
   r.memCharts = document.querySelectorAll('#memcharts svg').length;
+  r.allocSeries = D.mem.filter(s => / \(PyTorch allocator/.test(s.name)).length;
+  const rt = document.getElementById('ranks-table');
+  r.rankRows = rt ? rt.querySelectorAll('tr[data-rank]').length : 0;
+  r.rankBadRows = rt ? [...rt.querySelectorAll('tr[data-rank]')].filter(tr => tr.children.length !== 8 ||
+    tr.getBoundingClientRect().height > 3 * parseFloat(getComputedStyle(tr).fontSize) + 8).length : 0;
   r.metricCharts = document.querySelectorAll('#metcharts svg').length;
   r.overflowX = document.documentElement.scrollWidth - window.innerWidth;
   return JSON.stringify(r);
@@ -223,6 +228,8 @@ def check_page(b, page, outdir, width):
     if r["metricCharts"] != r["nmetrics"] or r["metricsConstant"]:
         fail("%s: %d metric charts for %d varying series (%d constant ones charted)" %
              (what, r["metricCharts"], r["nmetrics"], r["metricsConstant"]))
+    if r["rankBadRows"]:
+        fail("%s: %d rows of the per-rank table lack cells or wrap" % (what, r["rankBadRows"]))
     if r["overflowX"] > 1:
         fail("%s: the page scrolls sideways by %d px" % (what, r["overflowX"]))
 
@@ -307,15 +314,17 @@ def check_page(b, page, outdir, width):
             fail("%s: the view %s does not hold %s's interval [%d, %d]" % (what, v, f["id"], fs, fe))
         if (fe - fs) * 1.2 + 2000 < (we - ws) * 0.5 and not (v[1] - v[0] < (we - ws)):
             fail("%s: the timeline did not zoom to %s (view %s, window [%d, %d])" % (what, f["id"], v, ws, we))
-        if not (-2 <= st["top"] < st["h"] * 0.5) or before == st["top"]:
+        # (a page so short that the timeline stays in view when scrolled to its end needs no scroll)
+        if not (-2 <= st["top"] < st["h"] * 0.5) or (before == st["top"] and not (-2 <= before < st["h"] * 0.5)):
             fail("%s: the timeline was not scrolled into view (top %s, was %s)" % (what, st["top"], before))
     p = b.problems()
     if p:
         fail("%s: %s" % (what, "; ".join(p[:5])))
     b.close_page()
     print("ok: %s: %d slices, %d steps, %d findings (%d clickable), %d kernel names, %d ticks, %d memory and "
-          "%d metric charts" % (what, r["nev"], r["steps"], r["findings"], r["jumps"], r["kernelCells"], r["ticks"],
-                                r["memCharts"], r["metricCharts"]))
+          "%d metric charts, %d allocator series, %d ranks" % (what, r["nev"], r["steps"], r["findings"], r["jumps"],
+                                                             r["kernelCells"], r["ticks"], r["memCharts"],
+                                                             r["metricCharts"], r["allocSeries"], r["rankRows"]))
     return png
 
 

@@ -2,6 +2,7 @@
 # The HTML report: offline (no external URL), analyze's findings in it, and in
 # headless Chromium (html_check.py, over the DevTools pipe) at two widths: the
 # timeline of the analysed window with zoom, pan and tooltips, the step bars,
+# the per-rank table of merged ranks and PyTorch's allocator in the memory chart,
 # findings that zoom the timeline to their interval when clicked, kernel names
 # on one line, the memory and metric charts with readable axes, no console
 # message and no network request; screenshots that are not blank.
@@ -32,6 +33,63 @@ done < <(test_reports)
 python3 -c '
 import json, sys; assert json.load(open(sys.argv[1]))["findings"], "generated run has no findings"' "$T/a.json" ||
 	fail "no findings"
+
+# the per-rank table of a multi-rank report: a Kineto trace merged with itself as ranks 0 and 1
+# (the same collectives at the same times: two rows, nobody waits, no straggler)
+"$G" merge --as-ranks -o "$T/ranks2.gpuscope" "$SRC/tests/data/import/nccl_data.json.gz" \
+	"$SRC/tests/data/import/nccl_data.json.gz" >/dev/null 2>&1 || fail "merge of two ranks"
+"$G" export "$T/ranks2.gpuscope" --format html -o "$T/ranks2.html" 2>/dev/null || fail "html of two ranks"
+python3 - "$T/ranks2.html" <<'PY' || fail "per-rank table of two ranks"
+import re, sys
+page = open(sys.argv[1]).read()
+assert "<h2 id='ranks'>Ranks</h2>" in page, "no ranks section"
+rows = re.findall(r"<tr data-rank='(\d+)'( class='straggler')?>((?:<td[^>]*>[^<]*</td>)+)</tr>", page)
+assert [r[0] for r in rows] == ["0", "1"], rows
+assert not any(r[1] for r in rows), "a straggler among identical ranks"
+for r in rows:
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", r[2])
+    assert len(cells) == 8, cells
+    assert cells[5] == "0 ns" and cells[6] == "0 ns", cells  # waiting, others waited
+PY
+# one rank alone has no table
+"$G" export "$SRC/tests/data/import/nccl_data.json.gz" --format html -o "$T/rank1.html" 2>/dev/null || fail "html of one rank"
+! grep -q "id='ranks-table'" "$T/rank1.html" || fail "a per-rank table for a single rank"
+# the DLRM ranks 0, 1, 2, 7 (shared/validation/real, when present): rank 7 is the straggler
+# (the traces' README: "the last rank to arrive"; the straggler finding names it)
+D=$SRC/../shared/validation/real
+pages_extra=()
+if [ -f "$D/param__v100_dlrm_8rank_rank7.json.gz" ]; then
+	"$G" merge -o "$T/dlrm.gpuscope" "$D"/param__v100_dlrm_8rank_rank{0,1,2,7}.json.gz >/dev/null 2>&1 ||
+		fail "merge of the DLRM ranks"
+	"$G" export "$T/dlrm.gpuscope" --format html -o "$T/dlrm.html" 2>/dev/null || fail "html of the DLRM ranks"
+	python3 - "$T/dlrm.html" <<'PY' || fail "per-rank table of the DLRM ranks"
+import re, sys
+page = open(sys.argv[1]).read()
+rows = re.findall(r"<tr data-rank='(\d+)'( class='straggler')?>", page)
+assert [r[0] for r in rows] == ["0", "1", "2", "7"], rows
+assert [r[0] for r in rows if r[1]] == ["7"], rows
+PY
+	pages_extra+=("$T/dlrm.html")
+else
+	echo "note: no shared/validation/real beside the source: the DLRM ranks' table is not checked"
+fi
+# PyTorch's allocator in the memory chart: allocated and reserved of the real H200 report
+"$G" export "$SRC/tests/data/torchmem/h200_t_torchmem.gpuscope" --format html -o "$T/torchmem.html" 2>/dev/null ||
+	fail "html of the allocator report"
+python3 - "$T/torchmem.html" <<'PY' || fail "allocator series"
+import json, re, sys
+page = open(sys.argv[1]).read()
+d = json.loads(re.search(r"<script type='application/json' id='gs-data'>(.*?)</script>", page, re.S).group(1))
+names = [s["name"] for s in d["mem"]]
+assert "GPU 0 allocated (PyTorch allocator)" in names and "GPU 0 reserved (PyTorch allocator)" in names, names
+for s in d["mem"]:
+    if "PyTorch" in s["name"]:
+        assert s["unit"] == "B" and len(s["pts"]) > 1, s["name"]
+# the program's 8 x Linear 2048 with AdamW holds some hundreds of MB: values in bytes, not MB
+alloc = [p[1] for s in d["mem"] if s["name"].startswith("GPU 0 allocated") for p in s["pts"]]
+assert max(alloc) > 100e6, max(alloc)
+PY
+pages_extra+=("$T/ranks2.html" "$T/torchmem.html")
 
 # `gpuscope profile --report-html` writes the page next to the report, and replaces it with --force
 "$G" profile --report-html -o "$T/prof" -- /bin/sleep 0.05 >/dev/null 2>&1 || fail "profile --report-html failed"
@@ -66,6 +124,7 @@ for r in "$T/generated.gpuscope" "$SRC/tests/data/cuda/h200_torch.gpuscope" \
 	"$G" export "$r" --format html -o "$p" 2>/dev/null || fail "html export of $r"
 	pages+=("$p")
 done
+pages+=("${pages_extra[@]}")
 timeout 400 python3 "$HERE/html_check.py" "$chrome" "$T" "${pages[@]}" >"$T/check.out" || {
 	cat "$T/check.out"; fail "browser checks"; }
 cat "$T/check.out"

@@ -52,7 +52,7 @@ CATEGORY_IDS = {
     "memory": ["memory-pressure", "out-of-memory", "memory-fragmentation", "memory-leak"],
     "throttling": ["throttling"],
     "io": ["host-io"],
-    "other": ["gpu-starvation", "small-copies", "numa-placement", "latency-bound-kernel", "kernel-bound",
+    "other": ["gpu-starvation", "small-copies", "numa-placement", "no-p2p-path", "latency-bound-kernel", "kernel-bound",
               "occupancy-limited"],
 }
 NO_FINDING_CATEGORIES = ("healthy", "one-off")

@@ -11,7 +11,8 @@ SITE="$GS_BUILD_DIR/gpuscope_site"
 [ -f "$SITE/sitecustomize.py" ] || fail "no hook at $SITE"
 
 export GPUSCOPE_TORCH_MEM_MS=20
-PYTHONPATH="$FAKE" profile -o fake --torch-memory-history -- "$PY" "$PROG" >out 2>err
+# every step sampled (the program's 5 steps come microseconds apart: the default budget samples one)
+GPUSCOPE_TORCH_MEM_STEP_BUDGET=0 PYTHONPATH="$FAKE" profile -o fake --torch-memory-history -- "$PY" "$PROG" >out 2>err
 expect_eq "$rc" 0 "status (err: $(own_err err))"
 expect_eq "$(tr '\n' ' ' <out)" "history True done " "the program's output"
 
@@ -23,6 +24,16 @@ for i in 1 2 3 4 5; do
   echo "torch_mem pid=PID device=0 kind=step allocated=$a reserved=$((2 * a)) active=$((a + 4096)) inactive_split=$((a / 4)) allocated_peak=$((a + 1048576)) reserved_peak=$((2 * a + 1048576)) allocs=$((100 + 3 * i)) frees=$((50 + i)) retries=2 ooms=0 segments=$((3 + i)) step=$i" >>expect
 done
 diff -u expect steps || fail "step samples differ from the allocator's figures"
+# the default budget (0.25% of the program's time): a step is sampled when the last step sample's
+# cost is at most 0.25% of the time since it began; 5 steps within microseconds of each other, each
+# sample taking tens of us, give the first step's sample and none of the next four (unless the
+# machine stalls the program for 400 sample lengths between two steps: fewer than 5 in any case)
+PYTHONPATH="$FAKE" profile -o rate -- "$PY" "$PROG" >out 2>err
+expect_eq "$rc" 0 "status with the default step budget (err: $(own_err err))"
+n=$("$GPUSCOPE" dump --type torch_mem rate.gpuscope | grep -c ' kind=step ')
+first=$("$GPUSCOPE" dump --type torch_mem rate.gpuscope | grep ' kind=step ' | head -1 | grep -o ' step=[0-9]*')
+{ [ "$n" -ge 1 ] && [ "$n" -lt 5 ]; } || fail "default step budget: $n step samples of 5 back-to-back steps"
+expect_eq "$first" " step=1" "the first step is sampled"
 # the sampling thread: at least the first sample after CUDA came up; one at exit
 [ "$("$GPUSCOPE" dump --type torch_mem fake.gpuscope | grep -c ' kind=periodic ')" -ge 1 ] || fail "no periodic sample"
 [ "$("$GPUSCOPE" dump --type torch_mem fake.gpuscope | grep -c ' kind=peak ')" -ge 1 ] || fail "no sample at exit"
