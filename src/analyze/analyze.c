@@ -495,6 +495,7 @@ static const struct { const char *id, *transform; } model_transforms[] = {
 	{ "small-copies", "the small copies batched into one per direction and step" },
 	{ "throttling", "the GPU kept at its full clock" },
 	{ "numa-placement", "each rank's threads and memory on its GPU's NUMA node" },
+	{ "no-p2p-path", "the GPUs' traffic over a peer-to-peer path instead of staged through host memory" },
 	{ "latency-bound-kernel", "the hot kernel at the throughput its hardware counters show is left" },
 	{ "kernel-bound", "the hot kernel at its unit's speed-of-light" },
 	{ "occupancy-limited", "the hot kernel at the occupancy its limiting resource allows once relieved" },
