@@ -23,7 +23,8 @@ enum { O_REPORT = 'r', O_FORMAT = 'f', O_OUTPUT = 'o', O_TIMEUNIT = 256, O_START
 
 static const struct cli_opt stats_opts[] = {
 	{ "report", 'r', O_REPORT, ARG_REQUIRED, "NAME",
-	  "a report to print (repeatable, or NAME,NAME...)", NULL, OPT_REPEAT },
+	  "a report to print (repeatable, or NAME,NAME...); NAME:base or\n"
+	  "NAME:mangled for kernels by base or mangled name", NULL, OPT_REPEAT },
 	{ "format", 'f', O_FORMAT, ARG_REQUIRED, "FMT",
 	  "table (default; nsys's column), csv, tsv or json", "table column csv tsv json", 0 },
 	{ "output", 'o', O_OUTPUT, ARG_REQUIRED, "FILE", "write to FILE instead of standard output",
@@ -208,11 +209,6 @@ static int parse_args(struct cmd_setup *s, int argc, char **argv, struct stats_a
 			ALLOC_GROW(a->reports, a->nreports + 1, a->alloc);
 			a->reports[a->nreports++] = *d;
 		}
-	for (size_t i = 0; i < a->nreports; i++)
-		if (strchr(a->reports[i], ':'))
-			return usage_error(stats_usage, "report option '%s' is not supported (gpuscope "
-					   "prints demangled names; see docs/nsys-options.md)",
-					   strchr(a->reports[i], ':'));
 	for (size_t i = 0; i < a->nreports; i++)
 		if (!stats_report_title(a->reports[i])) {
 			struct stats_table t;
