@@ -15,6 +15,7 @@ static const char info_usage[] = "gpuscope info [--format text|json] REPORT";
 
 static const struct cli_opt info_opts[] = {
 	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
+	CMD_OPT_NO_PROGRESS,
 	{ 0 },
 };
 

@@ -23,7 +23,7 @@
 
 static const struct command commands[] = {
 	{ "profile", cmd_profile, 0, &cli_profile, NULL, NULL },
-	{ "info", NULL, CMD_NEED_INPUT, &cli_info, cmd_info_parse, cmd_info_run },
+	{ "info", NULL, CMD_NEED_INPUT | CMD_PROGRESS, &cli_info, cmd_info_parse, cmd_info_run },
 	{ "dump", cmd_dump, 0, &cli_dump, NULL, NULL },
 	{ "stats", NULL, CMD_OPENS_OUTPUT | CMD_NEED_INPUT | CMD_PROGRESS, &cli_stats, cmd_stats_parse,
 	  cmd_stats_run },
