@@ -13,7 +13,7 @@ static const char baseline_usage[] =
 	"gpuscope baseline [--dir DIR] save [--step RANGE] [--force] NAME REPORT... | list | show NAME";
 
 static const struct cli_opt baseline_opts[] = {
-	{ "dir", 'd', 'd', ARG_REQUIRED, "DIR", "where baselines are kept (default: .gpuscope/baselines)",
+	{ "dir", 'd', 'd', ARG_REQUIRED, "DIR", "where baselines are kept (default: $GPUSCOPE_BASELINE_DIR,\nelse .gpuscope-baselines)",
 	  "<file>", 0 },
 	{ "step", 's', 's', ARG_REQUIRED, "RANGE", "save: the NVTX range that marks a step", NULL, 0 },
 	{ "force", 'f', 'f', ARG_NONE, NULL, "save: replace a baseline of that name", NULL, 0 },
