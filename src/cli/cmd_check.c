@@ -26,7 +26,7 @@ static const struct cli_opt check_opts[] = {
 	  "step_time wall busy idle launches syncs kernels exposed_comm", 0 },
 	{ "step", 's', 's', ARG_REQUIRED, "RANGE", "the NVTX range that marks a step", NULL, 0 },
 	{ "dir", 'd', 'd', ARG_REQUIRED, "DIR", "where baselines are kept", "<file>", 0 },
-	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
+	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", OPT_CHOICE },
 	CMD_OPT_COLOR,
 	{ 0 },
 };
@@ -160,8 +160,6 @@ int cmd_check_parse(struct cmd_setup *s, int argc, char **argv)
 		return usage_error(check_usage, "no --baseline given");
 	if (it.ind >= argc)
 		return usage_error(check_usage, "no report given");
-	if (strcmp(a->format, "text") && strcmp(a->format, "json"))
-		return usage_error(check_usage, "unknown format '%s'", a->format);
 	a->reports = argv + it.ind;
 	a->nreports = (size_t)(argc - it.ind);
 	a->dir = baseline_dir(a->dir);

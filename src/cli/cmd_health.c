@@ -16,7 +16,7 @@ static const char health_usage[] =
 	"  exit status: 0 every check passed, 1 a warning, 3 a failure, 2 usage error or no GPU";
 
 static const struct cli_opt health_opts[] = {
-	{ "format", 0, 'f', ARG_REQUIRED, "FMT", "table (default) or json", "table json", 0 },
+	{ "format", 0, 'f', ARG_REQUIRED, "FMT", "table (default) or json", "table json", OPT_CHOICE },
 	{ "gpu", 'i', 'i', ARG_REQUIRED, "GPU", "check only this GPU (an index)", NULL, 0 },
 	{ "replay", 0, CMD_O_REPLAY, ARG_REQUIRED, "FILE",
 	  "read recorded NVML readings instead of the GPUs (tests, offline demos)", "<file>", 0 },
@@ -54,12 +54,7 @@ int cmd_health_parse(struct cmd_setup *s, int argc, char **argv)
 	opt_iter_init(&it, &cli_health, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'f':
-			if (!strcmp(it.arg, "json"))
-				a->json = 1;
-			else if (strcmp(it.arg, "table"))
-				return usage_error(health_usage, "unknown format '%s': table or json", it.arg);
-			break;
+		case 'f': a->json = !strcmp(it.arg, "json"); break;
 		case 'i': a->gpu = it.arg; break;
 		default:
 			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)

@@ -14,7 +14,7 @@
 static const char info_usage[] = "gpuscope info [--format text|json] REPORT";
 
 static const struct cli_opt info_opts[] = {
-	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
+	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", OPT_CHOICE },
 	CMD_OPT_NO_PROGRESS,
 	{ 0 },
 };
@@ -518,33 +518,28 @@ static void info_args_free(void *priv)
 
 int cmd_info_parse(struct cmd_setup *s, int argc, char **argv)
 {
-	const char *format = "text";
-	struct info_args *a;
+	struct info_args *a = xcalloc(1, sizeof(*a));
 	struct opt_iter it;
 	int c;
 
+	s->priv = a;
+	s->priv_free = info_args_free;
 	opt_iter_init(&it, &cli_info, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'f': format = it.arg; break;
+		case 'f': a->json = !strcmp(it.arg, "json"); break;
 		default:
 			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)
 				return c;
 		}
 	}
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return usage_error(info_usage, "unknown format '%s'", format);
 	if (it.ind != argc - 1)
 		return usage_error(info_usage, it.ind < argc ? "too many arguments" : "no report given");
 	s->input = argv[it.ind];
-	a = xcalloc(1, sizeof(*a));
-	a->json = !strcmp(format, "json");
 	a->is.m = &s->m;
 	/* a gpuscope report streams its bulk rows through the counting sink */
 	a->sink = (struct model_sink){ INFO_SINK_TYPES, &a->is, info_row, info_strings, NULL, 0, 0 };
 	s->load.sink = &a->sink;
-	s->priv = a;
-	s->priv_free = info_args_free;
 	return CMD_RUN;
 }
 

@@ -41,7 +41,8 @@ static const struct cli_opt monitor_opts[] = {
 	  NULL, 0 },
 	{ "gpu", 'i', 'i', ARG_REQUIRED, "GPU[,GPU]", "only these GPUs (indices)", NULL, 0 },
 	{ "interval", 0, O_INTERVAL, ARG_REQUIRED, "MS", "sampling interval (default 1000 ms)", NULL, 0 },
-	{ "format", 0, O_FORMAT, ARG_REQUIRED, "FMT", "table (default), csv or json", "table csv json", 0 },
+	{ "format", 0, O_FORMAT, ARG_REQUIRED, "FMT", "table (default), csv or json", "table csv json",
+	  OPT_CHOICE },
 	{ "log", 0, O_LOG, ARG_REQUIRED, "FILE", "append the samples to FILE as well", "<file>", 0 },
 	{ "prometheus", 0, O_PROM, ARG_REQUIRED, "[ADDR:]PORT", "serve the metrics for Prometheus", NULL, 0 },
 	{ "alert", 0, O_ALERT, ARG_REQUIRED, "EXPR",
@@ -376,14 +377,7 @@ int cmd_monitor_parse(struct cmd_setup *s, int argc, char **argv)
 						   o->interval_ms);
 			break;
 		case O_FORMAT:
-			if (!strcmp(it.arg, "table"))
-				o->format = MON_TABLE;
-			else if (!strcmp(it.arg, "csv"))
-				o->format = MON_CSV;
-			else if (!strcmp(it.arg, "json"))
-				o->format = MON_JSON;
-			else
-				return usage_error(monitor_usage, "unknown format '%s': table, csv or json", it.arg);
+			o->format = !strcmp(it.arg, "csv") ? MON_CSV : !strcmp(it.arg, "json") ? MON_JSON : MON_TABLE;
 			break;
 		case O_LOG: o->log = it.arg; break;
 		case O_PROM: o->prom = it.arg; break;

@@ -26,7 +26,7 @@ static const struct cli_opt stats_opts[] = {
 	  "a report to print (repeatable, or NAME,NAME...); NAME:base or\n"
 	  "NAME:mangled for kernels by base or mangled name", NULL, OPT_REPEAT },
 	{ "format", 'f', O_FORMAT, ARG_REQUIRED, "FMT",
-	  "table (default; nsys's column), csv, tsv or json", "table column csv tsv json", 0 },
+	  "table (default; nsys's column), csv, tsv or json", "table column csv tsv json", OPT_CHOICE },
 	{ "output", 'o', O_OUTPUT, ARG_REQUIRED, "FILE", "write to FILE instead of standard output",
 	  "<file>", 0 },
 	{ "force", 0, O_FORCE, ARG_BOOL, NULL, "overwrite an existing -o FILE", NULL, 0 },
@@ -193,10 +193,6 @@ static int parse_args(struct cmd_setup *s, int argc, char **argv, struct stats_a
 		a->input = argv[it.ind];
 	if (!a->input)
 		return usage_error(stats_usage, "no report given");
-	if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json") &&
-	    strcmp(a->format, "tsv"))
-		return usage_error(stats_usage, "unknown format '%s' (table, csv, tsv or json)",
-				   a->format);
 	if (!stats_timeunit_valid(a->o.timeunit))
 		return usage_error(stats_usage, "unknown time unit '%s' (ns, us, ms or s)",
 				   a->o.timeunit);

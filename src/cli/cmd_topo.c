@@ -24,7 +24,7 @@
 static const char topo_usage[] = "gpuscope topo [--format text|json] [--replay FILE]";
 
 static const struct cli_opt topo_opts[] = {
-	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
+	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", OPT_CHOICE },
 	{ "replay", 'r', CMD_O_REPLAY, ARG_REQUIRED, "FILE", "read a recorded NVML replay instead of the GPUs", "<file>", 0 },
 	{ 0 },
 };
@@ -255,14 +255,16 @@ static void print_json(struct nvml *n, const struct topo_gpu *pc)
 
 int cmd_topo_parse(struct cmd_setup *s, int argc, char **argv)
 {
-	const char *format = "text";
+	int *json = xcalloc(1, sizeof(*json));   /* read by cmd_topo_run() */
 	struct opt_iter it;
 	int c;
 
+	s->priv = json;
+	s->priv_free = free;
 	opt_iter_init(&it, &cli_topo, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'f': format = it.arg; break;
+		case 'f': *json = !strcmp(it.arg, "json"); break;
 		default:
 			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)
 				return c;
@@ -270,11 +272,6 @@ int cmd_topo_parse(struct cmd_setup *s, int argc, char **argv)
 	}
 	if (it.ind != argc)
 		return usage_error(topo_usage, "unexpected argument '%s'", argv[it.ind]);
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return usage_error(topo_usage, "unknown format '%s' (text or json)", format);
-	s->priv = xmalloc(sizeof(int));
-	*(int *)s->priv = !strcmp(format, "json");   /* read by cmd_topo_run() */
-	s->priv_free = free;
 	return CMD_RUN;
 }
 
