@@ -91,7 +91,9 @@ struct command {
  * CMD_OPT_X, and cmd_common_opt() in the command's option loop for every
  * id it does not know itself.  cmd_common_opt() returns CMD_RUN when it
  * took the option, else the exit status to end with (after the help, or
- * after a usage error opt_next() or it printed).
+ * after a usage error opt_next() or it printed).  --replay FILE (into
+ * s->replay, for CMD_NEED_NVML) has no shared row: each command words its
+ * own, with the id CMD_O_REPLAY.
  */
 enum { CMD_O_COLOR = 0x1000, CMD_O_RANK, CMD_O_NO_PROGRESS, CMD_O_REPLAY };
 #define CMD_OPT_COLOR { "color", 0, CMD_O_COLOR, ARG_OPTIONAL, "WHEN", \

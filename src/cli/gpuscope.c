@@ -256,11 +256,12 @@ static int setup(struct cmd_setup *s)
 		return -1;
 	if (flags & CMD_NEED_INPUT) {
 		struct progress p;
-		char *what = xstrfmt("gpuscope %s: reading", s->cmd->name);
+		char *what = NULL;
 		int ret;
 
 		/* a progress line while a big input loads, on a terminal */
 		if (flags & CMD_PROGRESS) {
+			what = xstrfmt("gpuscope %s: reading", s->cmd->name);
 			progress_init(&p, s->progress, what, 0);
 			p.unit = NULL;
 			s->load.progress = progress_cb;
