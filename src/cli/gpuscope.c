@@ -30,11 +30,11 @@ static const struct command commands[] = {
 	{ "analyze", cmd_analyze, 0, &cli_analyze, NULL, NULL },
 	{ "diff", cmd_diff, 0, &cli_diff, NULL, NULL },
 	{ "check", NULL, 0, &cli_check, cmd_check_parse, cmd_check_run },
-	{ "baseline", cmd_baseline, 0, &cli_baseline, NULL, NULL },
+	{ "baseline", NULL, 0, &cli_baseline, cmd_baseline_parse, cmd_baseline_run },
 	{ "export", cmd_export, 0, &cli_export, NULL, NULL },
 	{ "monitor", NULL, CMD_NEED_NVML, &cli_monitor, cmd_monitor_parse, cmd_monitor_run },
 	{ "health", NULL, CMD_NEED_NVML, &cli_health, cmd_health_parse, cmd_health_run },
-	{ "merge", cmd_merge, 0, &cli_merge, NULL, NULL },
+	{ "merge", NULL, 0, &cli_merge, cmd_merge_parse, cmd_merge_run },
 	{ "topo", NULL, CMD_NEED_NVML, &cli_topo, cmd_topo_parse, cmd_topo_run },
 };
 
