@@ -13,7 +13,7 @@ static const char baseline_usage[] =
 	"gpuscope baseline [--dir DIR] save [--step RANGE] [--force] NAME REPORT... | list | show NAME";
 
 static const struct cli_opt baseline_opts[] = {
-	{ "dir", 'd', 'd', ARG_REQUIRED, "DIR", "where baselines are kept (default: .gpuscope/baselines)",
+	{ "dir", 'd', 'd', ARG_REQUIRED, "DIR", "where baselines are kept (default: $GPUSCOPE_BASELINE_DIR,\nelse .gpuscope-baselines)",
 	  "<file>", 0 },
 	{ "step", 's', 's', ARG_REQUIRED, "RANGE", "save: the NVTX range that marks a step", NULL, 0 },
 	{ "force", 'f', 'f', ARG_NONE, NULL, "save: replace a baseline of that name", NULL, 0 },
@@ -115,37 +115,56 @@ static int do_show(const char *dir, const char *name)
 	return EXIT_OK;
 }
 
-int cmd_baseline(int argc, char **argv)
-{
-	const char *dir = NULL, *step = NULL, *verb;
-	int c, force = 0;
-	struct opt_iter it;
+struct baseline_args {
+	const char *dir, *step;
+	int force;
+	char **args;    /* the action and its arguments */
+	int nargs;
+};
 
+int cmd_baseline_parse(struct cmd_setup *s, int argc, char **argv)
+{
+	struct baseline_args *a = xcalloc(1, sizeof(*a));
+	struct opt_iter it;
+	int c;
+
+	s->priv = a;
+	s->priv_free = free;
 	opt_iter_init(&it, &cli_baseline, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'd': dir = it.arg; break;
-		case 's': step = it.arg; break;
-		case 'f': force = 1; break;
+		case 'd': a->dir = it.arg; break;
+		case 's': a->step = it.arg; break;
+		case 'f': a->force = 1; break;
 		default:
-			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
+			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)
+				return c;
 		}
 	}
-	if (optind >= argc)
+	if (it.ind >= argc)
 		return usage_error(baseline_usage, "no action given");
-	verb = argv[optind];
-	dir = baseline_dir(dir);
+	a->args = argv + it.ind;
+	a->nargs = argc - it.ind;
+	a->dir = baseline_dir(a->dir);
+	return CMD_RUN;
+}
+
+int cmd_baseline_run(struct cmd_setup *s)
+{
+	const struct baseline_args *a = s->priv;
+	const char *verb = a->args[0];
+
 	if (!strcmp(verb, "save"))
-		return do_save(dir, argc - optind - 1, argv + optind + 1, step, force);
+		return do_save(a->dir, a->nargs - 1, a->args + 1, a->step, a->force);
 	if (!strcmp(verb, "list")) {
-		if (argc - optind != 1)
+		if (a->nargs != 1)
 			return usage_error(baseline_usage, "list takes no arguments");
-		return do_list(dir);
+		return do_list(a->dir);
 	}
 	if (!strcmp(verb, "show")) {
-		if (argc - optind != 2)
+		if (a->nargs != 2)
 			return usage_error(baseline_usage, "show takes one NAME");
-		return do_show(dir, argv[optind + 1]);
+		return do_show(a->dir, a->args[1]);
 	}
 	return usage_error(baseline_usage, "unknown action '%s'", verb);
 }

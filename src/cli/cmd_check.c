@@ -26,9 +26,8 @@ static const struct cli_opt check_opts[] = {
 	  "step_time wall busy idle launches syncs kernels exposed_comm", 0 },
 	{ "step", 's', 's', ARG_REQUIRED, "RANGE", "the NVTX range that marks a step", NULL, 0 },
 	{ "dir", 'd', 'd', ARG_REQUIRED, "DIR", "where baselines are kept", "<file>", 0 },
-	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
-	{ "color", 0, 'C', ARG_OPTIONAL, "WHEN", "colour the verdicts: auto (default), always or never",
-	  "auto always never", 0 },
+	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", OPT_CHOICE },
+	CMD_OPT_COLOR,
 	{ 0 },
 };
 
@@ -117,63 +116,84 @@ static int regressed(const struct run_metric *b, const struct run_metric *a, dou
 	return -*by > max;
 }
 
-int cmd_check(int argc, char **argv)
-{
-	const char *base = NULL, *dir = NULL, *format = "text";
-	char *metrics_arg = NULL;
+struct check_args {
+	const char *base, *dir, *format;
 	const char *keys[64];
-	size_t nkeys = 0;
-	int explicit_metrics = 0, c, status = EXIT_OK;
-	struct opt_iter it;
-	double max = 0.05;
+	size_t nkeys;
+	int explicit_metrics;
+	double max;
 	struct diff_opts o;
-	struct run_summary before, after;
+	char **reports;
+	size_t nreports;
+};
 
-	diff_opts_init(&o);
+int cmd_check_parse(struct cmd_setup *s, int argc, char **argv)
+{
+	struct check_args *a = xcalloc(1, sizeof(*a));
+	char *metrics_arg = NULL;
+	struct opt_iter it;
+	int c;
+
+	s->priv = a;
+	s->priv_free = free;
+	a->format = "text";
+	a->max = 0.05;
+	diff_opts_init(&a->o);
 	opt_iter_init(&it, &cli_check, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'b': base = it.arg; break;
+		case 'b': a->base = it.arg; break;
 		case 'm':
-			if (parse_fraction(it.arg, &max) < 0)
+			if (parse_fraction(it.arg, &a->max) < 0)
 				return usage_error(check_usage, "bad --max-regress '%s' (say 5%%)", it.arg);
 			break;
 		case 'M': metrics_arg = it.arg; break;
-		case 's': o.step = it.arg; break;
-		case 'd': dir = it.arg; break;
-		case 'f': format = it.arg; break;
-		case 'C':
-			if (color_set_mode(it.arg) < 0)
-				return usage_error(check_usage, NULL);
-			break;
+		case 's': a->o.step = it.arg; break;
+		case 'd': a->dir = it.arg; break;
+		case 'f': a->format = it.arg; break;
 		default:
-			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
+			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)
+				return c;
 		}
 	}
-	if (!base)
+	if (!a->base)
 		return usage_error(check_usage, "no --baseline given");
-	if (optind >= argc)
+	if (it.ind >= argc)
 		return usage_error(check_usage, "no report given");
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return usage_error(check_usage, "unknown format '%s'", format);
-	dir = baseline_dir(dir);
+	a->reports = argv + it.ind;
+	a->nreports = (size_t)(argc - it.ind);
+	a->dir = baseline_dir(a->dir);
 	if (metrics_arg) {
 		char *p = metrics_arg;
-		explicit_metrics = 1;
-		while (p && *p && nkeys < ARRAY_SIZE(keys)) {
+		a->explicit_metrics = 1;
+		while (p && *p && a->nkeys < ARRAY_SIZE(a->keys)) {
 			char *comma = strchr(p, ',');
 			if (comma)
 				*comma = '\0';
-			keys[nkeys++] = metric_alias(p);
+			a->keys[a->nkeys++] = metric_alias(p);
 			p = comma ? comma + 1 : NULL;
 		}
 	} else {
 		for (size_t i = 0; default_metrics[i]; i++)
-			keys[nkeys++] = default_metrics[i];
+			a->keys[a->nkeys++] = default_metrics[i];
 	}
+	return CMD_RUN;
+}
+
+int cmd_check_run(struct cmd_setup *s)
+{
+	struct check_args *args = s->priv;
+	const char *base = args->base, *dir = args->dir, *format = args->format;
+	const char **keys = args->keys;
+	size_t nkeys = args->nkeys;
+	int explicit_metrics = args->explicit_metrics, status = EXIT_OK;
+	double max = args->max;
+	struct diff_opts o = args->o;
+	struct run_summary before, after;
+
 	if (load_base(base, baseline_dir(dir), &o, &before) < 0)
 		return EXIT_USAGE;
-	if (run_summarize_paths(argv + optind, (size_t)(argc - optind), &o, &after) < 0) {
+	if (run_summarize_paths(args->reports, args->nreports, &o, &after) < 0) {
 		run_summary_release(&before);
 		return EXIT_USAGE;
 	}

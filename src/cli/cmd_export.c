@@ -106,7 +106,6 @@ int cmd_export(int argc, char **argv)
 	const char *fmt_name = "perfetto", *out = NULL;
 	char *def_out = NULL;
 	struct model m;
-	struct stat st;
 	int c, format, ret;
 	struct opt_iter it;
 	struct progress prog;
@@ -162,16 +161,11 @@ int cmd_export(int argc, char **argv)
 		out = def_out = export_default_path(argv[optind], format);
 	/*
 	 * An existing output file is bad usage (2), as it is for merge and profile,
-	 * found before the input is read.  CSV's file names are made by
-	 * export_write(), which refuses them there.
+	 * found before the input is read (output_check, as the dispatcher's
+	 * CMD_OPENS_OUTPUT does).  CSV's file names are made by export_write(),
+	 * which refuses them there: only their directory is checked here.
 	 */
-	if (!o.force && format != EXPORT_CSV && strcmp(out, "-") && !stat(out, &st) &&
-	    S_ISREG(st.st_mode)) {
-		error("output '%s' exists (use --force to overwrite)", out);
-		ret = EXIT_USAGE;
-		goto out_opts;
-	}
-	if (output_creatable(out) < 0) {
+	if ((format == EXPORT_CSV ? output_creatable(out) : output_check(out, o.force)) < 0) {
 		ret = EXIT_USAGE;
 		goto out_opts;
 	}

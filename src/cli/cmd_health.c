@@ -16,12 +16,11 @@ static const char health_usage[] =
 	"  exit status: 0 every check passed, 1 a warning, 3 a failure, 2 usage error or no GPU";
 
 static const struct cli_opt health_opts[] = {
-	{ "format", 0, 'f', ARG_REQUIRED, "FMT", "table (default) or json", "table json", 0 },
+	{ "format", 0, 'f', ARG_REQUIRED, "FMT", "table (default) or json", "table json", OPT_CHOICE },
 	{ "gpu", 'i', 'i', ARG_REQUIRED, "GPU", "check only this GPU (an index)", NULL, 0 },
-	{ "replay", 0, 'r', ARG_REQUIRED, "FILE",
+	{ "replay", 0, CMD_O_REPLAY, ARG_REQUIRED, "FILE",
 	  "read recorded NVML readings instead of the GPUs (tests, offline demos)", "<file>", 0 },
-	{ "color", 0, 'C', ARG_OPTIONAL, "WHEN", "colour the verdicts: auto (default), always or never",
-	  "auto always never", 0 },
+	CMD_OPT_COLOR,
 	{ 0 },
 };
 
@@ -39,51 +38,51 @@ const struct cli_cmd cli_health = {
 
 enum { HEALTH_EXIT_WARN = 1, HEALTH_EXIT_FAIL = 3 };
 
-int cmd_health(int argc, char **argv)
+struct health_args {
+	int json;
+	const char *gpu;   /* -i GPU, or NULL for all */
+};
+
+int cmd_health_parse(struct cmd_setup *s, int argc, char **argv)
 {
-	const char *replay = NULL, *gpu_arg = NULL;
-	int json = 0, c, ret = EXIT_OK;
+	struct health_args *a = xcalloc(1, sizeof(*a));
 	struct opt_iter it;
+	int c;
+
+	s->priv = a;
+	s->priv_free = free;
+	opt_iter_init(&it, &cli_health, argc, argv);
+	while ((c = opt_next(&it)) != OPT_END) {
+		switch (c) {
+		case 'f': a->json = !strcmp(it.arg, "json"); break;
+		case 'i': a->gpu = it.arg; break;
+		default:
+			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)
+				return c;
+		}
+	}
+	if (it.ind != argc)
+		return usage_error(health_usage, "unexpected argument '%s'", argv[it.ind]);
+	return CMD_RUN;
+}
+
+int cmd_health_run(struct cmd_setup *setup)
+{
+	const struct health_args *a = setup->priv;
+	const char *gpu_arg = a->gpu;
+	struct nvml *n = setup->nvml;
+	int json = a->json, ret = EXIT_OK;
 	long only = -1;
-	char why[256];
-	struct nvml *n;
 	struct nvml_sample *s;
 	struct mon_checks checks = { 0 };
 	enum mon_verdict worst;
 	size_t counts[4] = { 0 };
 
-	opt_iter_init(&it, &cli_health, argc, argv);
-	while ((c = opt_next(&it)) != OPT_END) {
-		switch (c) {
-		case 'f':
-			if (!strcmp(it.arg, "json"))
-				json = 1;
-			else if (strcmp(it.arg, "table"))
-				return usage_error(health_usage, "unknown format '%s': table or json", it.arg);
-			break;
-		case 'i': gpu_arg = it.arg; break;
-		case 'r': replay = it.arg; break;
-		case 'C':
-			if (color_set_mode(it.arg) < 0)
-				return usage_error(health_usage, NULL);
-			break;
-		default:
-			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
-		}
-	}
-	if (optind != argc)
-		return usage_error(health_usage, "unexpected argument '%s'", argv[optind]);
-	n = nvml_open(replay, why, sizeof(why));
-	if (!n) {
-		error("%s", why);
-		return EXIT_USAGE;
-	}
 	if (gpu_arg) {
 		char *end;
 		only = strtol(gpu_arg, &end, 10);
 		if (end == gpu_arg || *end || only < 0 || only >= (long)n->sys.ngpus) {
 			error("bad -i '%s': this host has GPUs 0..%u", gpu_arg, n->sys.ngpus - 1);
-			nvml_close(n);
 			return EXIT_USAGE;
 		}
 	}
@@ -161,6 +160,5 @@ int cmd_health(int argc, char **argv)
 		ret = HEALTH_EXIT_FAIL;
 	mon_checks_release(&checks);
 	free(s);
-	nvml_close(n);
 	return ret;
 }

@@ -14,7 +14,8 @@
 static const char info_usage[] = "gpuscope info [--format text|json] REPORT";
 
 static const struct cli_opt info_opts[] = {
-	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
+	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", OPT_CHOICE },
+	CMD_OPT_NO_PROGRESS,
 	{ 0 },
 };
 
@@ -275,37 +276,20 @@ static void info_strings(void *ctx, const struct model_strmap *map)
 	(void)map;
 }
 
-/* Load report @path for `info`, counting the bulk rows in @is (see above). */
-static int info_load_report(struct model *m, const char *path, struct info_sink *is)
+/*
+ * After a report loaded through the sink of @is (counting the bulk rows,
+ * see above): the span of the rows without an end, and what the sink kept
+ * for model_finish() only dropped.
+ */
+static void info_loaded(struct model *m, struct info_sink *is)
 {
-	struct model_sink sink = { INFO_SINK_TYPES, is, info_row, info_strings, NULL, 0, 0 };
-
-	memset(is, 0, sizeof(*is));
-	is->m = m;
-	if (model_load_report_sink(m, path, &sink) < 0) {
-		free(is->threads);
-		free(is->kernel_pids.v);
-		free(is->open.v);
-		free(is->ends.v);
-		return -1;
-	}
 	/* the representative kernels were for model_finish() only */
 	m->kernels.n = 0;
 	m->nvtx_open = is->nvtx_open;
-	free(is->open.v);
-	free(is->ends.v);
-	is->open.v = NULL;
-	is->ends.v = NULL;
 	if (is->t_min && (!m->t_min || is->t_min < m->t_min))
 		m->t_min = is->t_min;
 	if (is->t_max > m->t_max)
 		m->t_max = is->t_max;
-	model_apply_gpu_facts(m);
-	free(is->threads);
-	free(is->kernel_pids.v);
-	is->threads = NULL;
-	is->kernel_pids.v = NULL;
-	return 0;
 }
 
 /* Rows of a table: the sink's count where the sink took them. */
@@ -515,43 +499,60 @@ static void print_json(const struct model *m, const struct info_sink *is)
 	strbuf_release(&sb);
 }
 
-int cmd_info(int argc, char **argv)
-{
-	const char *format = "text";
-	struct opt_iter it;
-	struct model m;
-	struct info_sink *is = NULL;
-	int c, ret, first;
+struct info_args {
+	int json;
+	struct info_sink is;
+	struct model_sink sink;
+};
 
+static void info_args_free(void *priv)
+{
+	struct info_args *a = priv;
+
+	free(a->is.threads);
+	free(a->is.kernel_pids.v);
+	free(a->is.open.v);
+	free(a->is.ends.v);
+	free(a);
+}
+
+int cmd_info_parse(struct cmd_setup *s, int argc, char **argv)
+{
+	struct info_args *a = xcalloc(1, sizeof(*a));
+	struct opt_iter it;
+	int c;
+
+	s->priv = a;
+	s->priv_free = info_args_free;
 	opt_iter_init(&it, &cli_info, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'f': format = it.arg; break;
-		default: return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
+		case 'f': a->json = !strcmp(it.arg, "json"); break;
+		default:
+			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)
+				return c;
 		}
 	}
-	first = it.ind;
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return usage_error(info_usage, "unknown format '%s'", format);
-	if (first != argc - 1)
-		return usage_error(info_usage, first < argc ? "too many arguments" : "no report given");
-	model_init(&m);
-	if (trace_is_report(argv[first]) == 1) {
-		is = xmalloc(sizeof(*is));
-		ret = info_load_report(&m, argv[first], is);
-	} else {
-		ret = load_input(&m, argv[first]);
-	}
-	if (ret < 0) {
-		free(is);
-		model_release(&m);
-		return EXIT_USAGE;
-	}
-	if (!strcmp(format, "json"))
-		print_json(&m, is);
+	if (it.ind != argc - 1)
+		return usage_error(info_usage, it.ind < argc ? "too many arguments" : "no report given");
+	s->input = argv[it.ind];
+	a->is.m = &s->m;
+	/* a gpuscope report streams its bulk rows through the counting sink */
+	a->sink = (struct model_sink){ INFO_SINK_TYPES, &a->is, info_row, info_strings, NULL, 0, 0 };
+	s->load.sink = &a->sink;
+	return CMD_RUN;
+}
+
+int cmd_info_run(struct cmd_setup *s)
+{
+	struct info_args *a = s->priv;
+	struct info_sink *is = s->load.sunk ? &a->is : NULL;
+
+	if (is)
+		info_loaded(&s->m, is);
+	if (a->json)
+		print_json(&s->m, is);
 	else
-		print_text(&m, is);
-	free(is);
-	model_release(&m);
+		print_text(&s->m, is);
 	return EXIT_OK;
 }

@@ -53,32 +53,55 @@ const struct cli_cmd cli_merge = {
 	.args = "<file>",
 };
 
-int cmd_merge(int argc, char **argv)
-{
-	const char *out = NULL;
-	char *path;
-	struct stat st;
-	int force = 0, c, ret, aligned, want_align = 0;
-	struct opt_iter it;
-	struct rank_merge_opts ro = { 0 };
+struct merge_args {
+	const char *out;
+	int force, want_align;
+	struct rank_merge_opts ro;
+	char **in;        /* the inputs */
+	int nin;
+};
 
+int cmd_merge_parse(struct cmd_setup *s, int argc, char **argv)
+{
+	struct merge_args *a = xcalloc(1, sizeof(*a));
+	struct opt_iter it;
+	int c;
+
+	s->priv = a;
+	s->priv_free = free;
 	opt_iter_init(&it, &cli_merge, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'o': out = it.arg; break;
-		case 'f': force = opt_bool(&it); break;
-		case 'A': want_align = 1; break;
-		case 'R': ro.as_ranks = 1; want_align = 1; break;
+		case 'o': a->out = it.arg; break;
+		case 'f': a->force = opt_bool(&it); break;
+		case 'A': a->want_align = 1; break;
+		case 'R': a->ro.as_ranks = 1; a->want_align = 1; break;
 		default:
-			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
+			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)
+				return c;
 		}
 	}
-	if (!out)
+	if (!a->out)
 		return usage_error(merge_usage, "no output given (-o OUT)");
-	if (optind >= argc)
+	if (it.ind >= argc)
 		return usage_error(merge_usage, "no reports given");
-	aligned = want_align ||
-		  rank_merge_wanted((const char *const *)argv + optind, (size_t)(argc - optind));
+	a->in = argv + it.ind;
+	a->nin = argc - it.ind;
+	return CMD_RUN;
+}
+
+int cmd_merge_run(struct cmd_setup *s)
+{
+	const struct merge_args *a = s->priv;
+	const char *out = a->out;
+	const char *const *in = (const char *const *)a->in;
+	size_t n = (size_t)a->nin;
+	int force = a->force, ret, aligned;
+	const struct rank_merge_opts ro = a->ro;
+	struct stat st;
+	char *path;
+
+	aligned = a->want_align || rank_merge_wanted(in, n);
 	path = strstr(out, TRACE_FILE_EXT) ? xstrdup(out) : xstrfmt("%s%s", out, TRACE_FILE_EXT);
 	if (force && !lstat(path, &st)) {
 		/*
@@ -88,18 +111,17 @@ int cmd_merge(int argc, char **argv)
 		 * replaced by the rename, never written through.
 		 */
 		char *tmp = xstrfmt("%s.tmp-%ld", path, (long)getpid());
-		ret = merge_to(tmp, (const char *const *)argv + optind, (size_t)(argc - optind), 1, &ro, aligned);
+		ret = merge_to(tmp, in, n, 1, &ro, aligned);
 		if (!ret && rename(tmp, path) < 0) {
 			ret = error("cannot write '%s': %s", path, strerror(errno));
 			unlink(tmp);
 		}
 		free(tmp);
 	} else {
-		ret = merge_to(path, (const char *const *)argv + optind, (size_t)(argc - optind), !force, &ro,
-			       aligned);
+		ret = merge_to(path, in, n, !force, &ro, aligned);
 	}
 	if (!ret)
-		fprintf(stderr, "gpuscope: wrote '%s' from %d %s\n", path, argc - optind,
+		fprintf(stderr, "gpuscope: wrote '%s' from %d %s\n", path, a->nin,
 			aligned ? "inputs, clocks aligned (see `gpuscope info`)" : "reports");
 	free(path);
 	return ret ? EXIT_USAGE : EXIT_OK;

@@ -28,7 +28,7 @@ static const char monitor_usage[] =
 	"                 [--replay FILE [--replay-loop]] [--force]";
 
 enum { O_INTERVAL = 256, O_FORMAT, O_LOG, O_PROM, O_ALERT, O_HOLD, O_ON_ALERT, O_RECORD,
-       O_REPLAY, O_LOOP, O_COLUMNS, O_FORCE };
+       O_LOOP, O_COLUMNS, O_FORCE };
 
 static const struct cli_opt monitor_opts[] = {
 	{ "select", 's', 's', ARG_REQUIRED, "GROUPS",
@@ -41,7 +41,8 @@ static const struct cli_opt monitor_opts[] = {
 	  NULL, 0 },
 	{ "gpu", 'i', 'i', ARG_REQUIRED, "GPU[,GPU]", "only these GPUs (indices)", NULL, 0 },
 	{ "interval", 0, O_INTERVAL, ARG_REQUIRED, "MS", "sampling interval (default 1000 ms)", NULL, 0 },
-	{ "format", 0, O_FORMAT, ARG_REQUIRED, "FMT", "table (default), csv or json", "table csv json", 0 },
+	{ "format", 0, O_FORMAT, ARG_REQUIRED, "FMT", "table (default), csv or json", "table csv json",
+	  OPT_CHOICE },
 	{ "log", 0, O_LOG, ARG_REQUIRED, "FILE", "append the samples to FILE as well", "<file>", 0 },
 	{ "prometheus", 0, O_PROM, ARG_REQUIRED, "[ADDR:]PORT", "serve the metrics for Prometheus", NULL, 0 },
 	{ "alert", 0, O_ALERT, ARG_REQUIRED, "EXPR",
@@ -52,7 +53,7 @@ static const struct cli_opt monitor_opts[] = {
 	{ "record", 0, O_RECORD, ARG_REQUIRED, "FILE", "record the raw NVML readings to FILE (for --replay)",
 	  "<file>", 0 },
 	{ "force", 0, O_FORCE, ARG_BOOL, NULL, "overwrite an existing --record FILE", NULL, 0 },
-	{ "replay", 0, O_REPLAY, ARG_REQUIRED, "FILE",
+	{ "replay", 0, CMD_O_REPLAY, ARG_REQUIRED, "FILE",
 	  "read recorded NVML readings instead of the GPUs (tests, offline demos)", "<file>", 0 },
 	{ "replay-loop", 0, O_LOOP, ARG_NONE, NULL, "with --replay: start again at the end", NULL, 0 },
 	{ 0 },
@@ -79,12 +80,14 @@ static void on_signal(int sig)
 }
 
 struct mon_opts {
-	const char *groups, *names, *gpus, *log, *prom, *on_alert, *record, *replay;
+	const char *groups, *names, *gpus, *log, *prom, *on_alert, *record;
 	enum mon_format format;
 	unsigned long count, interval_ms, hold;
 	int loop;
 	const char **alerts;
 	size_t nalerts, alerts_alloc;
+	unsigned cols[64];         /* the columns of -s/--columns (mon_select) */
+	int ncols;
 };
 
 static int parse_ulong(const char *s, const char *what, unsigned long *out)
@@ -201,29 +204,20 @@ static int parse_gpus(const char *list, const struct nvml *n, uint8_t *sel)
 	return 0;
 }
 
-static int monitor_run(struct mon_opts *o)
+/* The samples of the GPUs of @n (the dispatcher's CMD_NEED_NVML), until the count or a signal. */
+static int monitor_run(struct mon_opts *o, struct nvml *n)
 {
-	char why[256];
-	struct nvml *n;
 	struct nvml_sample *smp = NULL;
 	struct mon_alert *alerts = NULL;
 	struct mon_prom *prom = NULL;
 	FILE *log = NULL;
-	unsigned cols[64];
-	int ncols, ret = EXIT_OK;
+	const unsigned *cols = o->cols;
+	int ncols = o->ncols, ret = EXIT_OK;
 	uint8_t *sel = NULL;
 	uint64_t next;
 	struct strbuf out = STRBUF_INIT;
 	FILE *alert_out = o->format == MON_TABLE ? stdout : stderr;
 
-	ncols = mon_select(o->groups, o->names, cols, ARRAY_SIZE(cols));
-	if (ncols < 0)
-		return EXIT_USAGE;
-	n = nvml_open(o->replay, why, sizeof(why));
-	if (!n) {
-		error("%s", why);
-		return EXIT_USAGE;
-	}
 	n->replay_loop = o->loop;
 	sel = xcalloc(n->sys.ngpus, 1);
 	smp = xcalloc(n->sys.ngpus, sizeof(*smp));
@@ -344,92 +338,93 @@ out:
 	free(smp);
 	free(sel);
 	strbuf_release(&out);
-	nvml_close(n);
 	return ret;
 }
 
-int cmd_monitor(int argc, char **argv)
+static void mon_opts_free(void *priv)
 {
-	struct mon_opts o;
-	struct sigaction sa;
-	int c, ret, force = 0;
+	struct mon_opts *o = priv;
+
+	free(o->alerts);
+	free(o);
+}
+
+int cmd_monitor_parse(struct cmd_setup *s, int argc, char **argv)
+{
+	struct mon_opts *o = xcalloc(1, sizeof(*o));
+	int c, force = 0;
 	struct opt_iter it;
 
-	memset(&o, 0, sizeof(o));
-	o.interval_ms = 1000;
-	o.hold = 1;
+	s->priv = o;
+	s->priv_free = mon_opts_free;
+	o->interval_ms = 1000;
+	o->hold = 1;
 	opt_iter_init(&it, &cli_monitor, argc, argv);
-#define BAIL(x) do { free(o.alerts); return (x); } while (0)
 	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 's': o.groups = it.arg; break;
-		case O_COLUMNS: o.names = it.arg; break;
+		case 's': o->groups = it.arg; break;
+		case O_COLUMNS: o->names = it.arg; break;
 		case 'c':
-			if (parse_ulong(it.arg, "count", &o.count))
-				BAIL(EXIT_USAGE);
+			if (parse_ulong(it.arg, "count", &o->count))
+				return EXIT_USAGE;
 			break;
-		case 'i': o.gpus = it.arg; break;
+		case 'i': o->gpus = it.arg; break;
 		case O_INTERVAL:
-			if (parse_ulong(it.arg, "interval", &o.interval_ms))
-				BAIL(EXIT_USAGE);
-			if (o.interval_ms < 10 || o.interval_ms > 3600000)
-				BAIL(usage_error(monitor_usage, "interval %lu ms is outside 10..3600000",
-						   o.interval_ms));
+			if (parse_ulong(it.arg, "interval", &o->interval_ms))
+				return EXIT_USAGE;
+			if (o->interval_ms < 10 || o->interval_ms > 3600000)
+				return usage_error(monitor_usage, "interval %lu ms is outside 10..3600000",
+						   o->interval_ms);
 			break;
 		case O_FORMAT:
-			if (!strcmp(it.arg, "table"))
-				o.format = MON_TABLE;
-			else if (!strcmp(it.arg, "csv"))
-				o.format = MON_CSV;
-			else if (!strcmp(it.arg, "json"))
-				o.format = MON_JSON;
-			else
-				BAIL(usage_error(monitor_usage, "unknown format '%s': table, csv or json",
-						   it.arg));
+			o->format = !strcmp(it.arg, "csv") ? MON_CSV : !strcmp(it.arg, "json") ? MON_JSON : MON_TABLE;
 			break;
-		case O_LOG: o.log = it.arg; break;
-		case O_PROM: o.prom = it.arg; break;
+		case O_LOG: o->log = it.arg; break;
+		case O_PROM: o->prom = it.arg; break;
 		case O_ALERT:
-			ALLOC_GROW(o.alerts, o.nalerts + 1, o.alerts_alloc);
-			o.alerts[o.nalerts++] = it.arg;
+			ALLOC_GROW(o->alerts, o->nalerts + 1, o->alerts_alloc);
+			o->alerts[o->nalerts++] = it.arg;
 			break;
 		case O_HOLD:
-			if (parse_ulong(it.arg, "alert-hold", &o.hold))
-				BAIL(EXIT_USAGE);
-			if (o.hold < 1 || o.hold > 1000)
-				BAIL(usage_error(monitor_usage, "alert-hold %lu is outside 1..1000", o.hold));
+			if (parse_ulong(it.arg, "alert-hold", &o->hold))
+				return EXIT_USAGE;
+			if (o->hold < 1 || o->hold > 1000)
+				return usage_error(monitor_usage, "alert-hold %lu is outside 1..1000", o->hold);
 			break;
-		case O_ON_ALERT: o.on_alert = it.arg; break;
-		case O_RECORD: o.record = it.arg; break;
-		case O_REPLAY: o.replay = it.arg; break;
-		case O_LOOP: o.loop = 1; break;
+		case O_ON_ALERT: o->on_alert = it.arg; break;
+		case O_RECORD: o->record = it.arg; break;
+		case O_LOOP: o->loop = 1; break;
 		case O_FORCE: force = opt_bool(&it); break;
 		default:
-			BAIL(c == OPT_HELP ? EXIT_OK : EXIT_USAGE);
+			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)
+				return c;
 		}
 	}
-	if (optind != argc) {
-		BAIL(usage_error(monitor_usage, "unexpected argument '%s'", argv[optind]));
-	}
-	if (o.on_alert && !o.nalerts) {
-		BAIL(usage_error(monitor_usage, "--on-alert needs at least one --alert"));
-	}
+	if (it.ind != argc)
+		return usage_error(monitor_usage, "unexpected argument '%s'", argv[it.ind]);
+	if (o->on_alert && !o->nalerts)
+		return usage_error(monitor_usage, "--on-alert needs at least one --alert");
 	/*
 	 * The recorder (nvml_record) opens the file itself: refuse an existing
 	 * file or link unless --force, and with --force remove it first, so
 	 * the recording is a new file and never written through a link.
 	 */
-	if (o.record && output_check(o.record, force) < 0)
-		BAIL(EXIT_USAGE);
-	if (o.record && force && unlink(o.record) < 0 && errno != ENOENT)
-		BAIL(usage_error(monitor_usage, "cannot replace '%s': %s", o.record, strerror(errno)));
-#undef BAIL
+	if (o->record && output_check(o->record, force) < 0)
+		return EXIT_USAGE;
+	if (o->record && force && unlink(o->record) < 0 && errno != ENOENT)
+		return usage_error(monitor_usage, "cannot replace '%s': %s", o->record, strerror(errno));
+	o->ncols = mon_select(o->groups, o->names, o->cols, ARRAY_SIZE(o->cols));
+	return o->ncols < 0 ? EXIT_USAGE : CMD_RUN;
+}
+
+int cmd_monitor_run(struct cmd_setup *s)
+{
+	struct sigaction sa;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	ret = monitor_run(&o);
-	free(o.alerts);
-	return ret;
+	return monitor_run(s->priv, s->nvml);
 }

@@ -19,13 +19,14 @@ static const char stats_usage[] =
 	"                      [--nvtx RANGE[@DOMAIN]] [--rank N] REPORT";
 
 enum { O_REPORT = 'r', O_FORMAT = 'f', O_OUTPUT = 'o', O_TIMEUNIT = 256, O_START, O_END, O_NVTX,
-       O_FORCE, O_HELP_REPORTS, O_PROGRESS, O_RANK };
+       O_FORCE, O_HELP_REPORTS };
 
 static const struct cli_opt stats_opts[] = {
 	{ "report", 'r', O_REPORT, ARG_REQUIRED, "NAME",
-	  "a report to print (repeatable, or NAME,NAME...)", NULL, OPT_REPEAT },
+	  "a report to print (repeatable, or NAME,NAME...); NAME:base or\n"
+	  "NAME:mangled for kernels by base or mangled name", NULL, OPT_REPEAT },
 	{ "format", 'f', O_FORMAT, ARG_REQUIRED, "FMT",
-	  "table (default; nsys's column), csv, tsv or json", "table column csv tsv json", 0 },
+	  "table (default; nsys's column), csv, tsv or json", "table column csv tsv json", OPT_CHOICE },
 	{ "output", 'o', O_OUTPUT, ARG_REQUIRED, "FILE", "write to FILE instead of standard output",
 	  "<file>", 0 },
 	{ "force", 0, O_FORCE, ARG_BOOL, NULL, "overwrite an existing -o FILE", NULL, 0 },
@@ -38,9 +39,9 @@ static const struct cli_opt stats_opts[] = {
 	{ "end", 0, O_END, ARG_REQUIRED, "T", "only rows that start at or before T", NULL, 0 },
 	{ "nvtx", 0, O_NVTX, ARG_REQUIRED, "R[@D]",
 	  "only rows that overlap an instance of NVTX range R\n(in domain D)", NULL, 0 },
-	{ "rank", 0, O_RANK, ARG_REQUIRED, "N", "only the processes of rank N (a merged distributed run)", NULL, 0 },
+	CMD_OPT_RANK,
 	{ "help-reports", 0, O_HELP_REPORTS, ARG_NONE, NULL, "list the reports and exit", NULL, 0 },
-	{ "no-progress", 0, O_PROGRESS, ARG_NONE, NULL, "no progress line on a terminal", NULL, 0 },
+	CMD_OPT_NO_PROGRESS,
 	{ 0 },
 };
 
@@ -80,8 +81,12 @@ struct stats_args {
 	const char *format, *output, *input;
 	struct stats_opts o;
 	char *nvtx;
-	int rank;                  /* --rank N, -1 for all */
-	int force, progress;
+	int force;
+	/* the streaming summaries (stats_lean_new), and the tables made */
+	struct stats_lean *lean;
+	struct model_sink sink;
+	struct stats_table *tables;
+	size_t done;
 };
 
 static void add_reports(struct stats_args *a, const char *v)
@@ -104,13 +109,21 @@ static void add_reports(struct stats_args *a, const char *v)
 	}
 }
 
-static void args_release(struct stats_args *a)
+static void args_free(void *priv)
 {
+	struct stats_args *a = priv;
+
+	for (size_t i = 0; i < a->done; i++)
+		stats_table_release(&a->tables[i]);
+	free(a->tables);
+	if (a->lean)
+		stats_lean_free(a->lean);
 	for (size_t i = 0; i < a->nowned; i++)
 		free(a->owned[i]);
 	free(a->owned);
 	free(a->reports);
 	free(a->nvtx);
+	free(a);
 }
 
 /* nsys's names of the time units */
@@ -128,17 +141,15 @@ static const char *timeunit_alias(const char *u)
 	return u;
 }
 
-/* 0, 1 for --help (printed), or EXIT_USAGE after an error */
-static int parse_args(int argc, char **argv, struct stats_args *a)
+/* CMD_RUN, or the exit status (EXIT_OK after --help, EXIT_USAGE after an error) */
+static int parse_args(struct cmd_setup *s, int argc, char **argv, struct stats_args *a)
 {
 	struct opt_iter it;
 	int c;
 
 	a->format = "table";
-	a->rank = -1;
 	a->o.timeunit = "ns";
 	a->o.relative = 1;
-	a->progress = 1;
 	opt_iter_init(&it, &cli_stats, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
 		const char *v = it.arg;
@@ -167,20 +178,12 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 			a->o.nvtx = a->nvtx;
 			break;
 		}
-		case O_RANK: {
-			char *e;
-			long r = strtol(v, &e, 10);
-			if (*e || !*v || r < 0 || r > INT32_MAX)
-				return usage_error(stats_usage, "bad rank '%s'", v);
-			a->rank = (int)r;
-			break;
-		}
 		case O_HELP_REPORTS:
 			print_reports(stdout);
-			return 1;
-		case O_PROGRESS: a->progress = 0; break;
-		case OPT_HELP: return 1;
-		default: return EXIT_USAGE;
+			return EXIT_OK;
+		default:
+			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)
+				return c;
 		}
 	}
 	if (argc - it.ind > 1)
@@ -190,10 +193,6 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 		a->input = argv[it.ind];
 	if (!a->input)
 		return usage_error(stats_usage, "no report given");
-	if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json") &&
-	    strcmp(a->format, "tsv"))
-		return usage_error(stats_usage, "unknown format '%s' (table, csv, tsv or json)",
-				   a->format);
 	if (!stats_timeunit_valid(a->o.timeunit))
 		return usage_error(stats_usage, "unknown time unit '%s' (ns, us, ms or s)",
 				   a->o.timeunit);
@@ -207,17 +206,12 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 			a->reports[a->nreports++] = *d;
 		}
 	for (size_t i = 0; i < a->nreports; i++)
-		if (strchr(a->reports[i], ':'))
-			return usage_error(stats_usage, "report option '%s' is not supported (gpuscope "
-					   "prints demangled names; see docs/nsys-options.md)",
-					   strchr(a->reports[i], ':'));
-	for (size_t i = 0; i < a->nreports; i++)
 		if (!stats_report_title(a->reports[i])) {
 			struct stats_table t;
 			stats_run(NULL, a->reports[i], NULL, &t); /* says which reports exist */
 			return EXIT_USAGE;
 		}
-	return 0;
+	return CMD_RUN;
 }
 
 /* ---- output ---- */
@@ -313,13 +307,11 @@ static int several_files(const struct stats_args *a)
 	return a->output && strcmp(a->output, "-") && is_csv(a) && a->nreports > 1;
 }
 
-/* Every output checked before any work (exists without --force, a directory...). */
+/* Every output of several files checked before any work (exists without --force, a directory...). */
 static int check_outputs(const struct stats_args *a)
 {
 	int ret = 0;
 
-	if (!several_files(a))
-		return output_check(a->output, a->force);
 	for (size_t i = 0; i < a->nreports && !ret; i++) {
 		char *path = csv_path(a, a->reports[i]);
 		ret = output_check(path, a->force);
@@ -359,39 +351,34 @@ static int write_csv_files(struct stats_table *t, size_t n, const struct stats_a
 	return ret;
 }
 
-static int output(struct stats_table *t, size_t n, const struct stats_args *a)
+/* The tables to @out (the dispatcher's -o FILE or standard output), or to one file each. */
+static int output(struct output_file *out, struct stats_table *t, size_t n, const struct stats_args *a)
 {
-	struct output_file o;
+	int ret;
 
-	if (!a->output || !strcmp(a->output, "-")) {
-		/* a failed standard output is reported once, by main()'s finish_stdout() */
-		int ret;
-		set_error_quiet(1);
-		ret = write_tables(stdout, "standard output", t, n, a);
-		set_error_quiet(0);
-		return ret;
-	}
 	if (several_files(a))
 		return write_csv_files(t, n, a);
-	if (output_open(&o, a->output, a->force) < 0)
-		return -1;
-	if (write_tables(o.f, a->output, t, n, a) < 0) {
-		output_abort(&o);
-		return -1;
-	}
-	return output_commit(&o);
+	if (out->f != stdout)
+		return write_tables(out->f, a->output, t, n, a);
+	/* a failed standard output is reported once, by main()'s finish_stdout() */
+	set_error_quiet(1);
+	ret = write_tables(stdout, "standard output", t, n, a);
+	set_error_quiet(0);
+	return ret;
 }
 
 int cmd_stats(int argc, char **argv)
 {
-	struct stats_args a = { 0 };
-	struct stats_table *tables;
-	struct progress p = { 0 };
-	struct stats_lean *lean;
-	struct model_sink sink;
-	size_t done = 0;
-	int ret, status = EXIT_OK;
+	return run_command("stats", argc, argv);
+}
 
+int cmd_stats_parse(struct cmd_setup *s, int argc, char **argv)
+{
+	struct stats_args *a = xcalloc(1, sizeof(*a));
+	int ret;
+
+	s->priv = a;
+	s->priv_free = args_free;
 	/*
 	 * The summaries grow one array of values per group.  glibc raises its
 	 * mmap threshold after big frees, after which grown arrays are copied
@@ -400,55 +387,38 @@ int cmd_stats(int argc, char **argv)
 	 * 12% less peak memory on the 10M-event benchmark, 1 and 8 streams).
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	ret = parse_args(argc, argv, &a);
-	if (ret) {
-		if (ret == 1)
-			ret = EXIT_OK;   /* the help was printed */
-		args_release(&a);
+	if ((ret = parse_args(s, argc, argv, a)) != CMD_RUN)
 		return ret;
-	}
-	if (check_outputs(&a) < 0) {
-		args_release(&a);
+	/* one output for the dispatcher to check and open (commands.h), or one file per report */
+	if (several_files(a) && check_outputs(a) < 0)
 		return EXIT_USAGE;
-	}
-	tables = xcalloc(a.nreports, sizeof(*tables));
-	progress_init(&p, a.progress, "gpuscope stats: reading", 0);
-	p.unit = NULL;
+	s->output = several_files(a) ? NULL : a->output;
+	s->force = a->force;
+	s->input = a->input;
 	/*
 	 * One loader for every input (load_input_opts); for a gpuscope report
 	 * its streaming fast path hands the rows that only summaries need to
-	 * them as they load, so they are never stored (stats_lean_new).
+	 * them as they load, so they are never stored (stats_lean_new).  One
+	 * rank of a merged run is loaded whole, then narrowed to that rank's
+	 * processes (the dispatcher's --rank).
 	 */
-	lean = stats_lean_new(a.reports, a.nreports, &a.o, &sink);
-	if (!lean) {
-		ret = -1;
-	} else {
-		struct model m;
-		/* one rank of a merged run: loaded whole, then narrowed to that rank's processes */
-		struct load_opts lo = { .sink = a.rank >= 0 ? NULL : &sink, .progress = progress_cb,
-					.progress_ctx = &p };
-		model_init(&m);
-		ret = 0;
-		if (a.rank < 0 && trace_is_report(a.input) == 1)
-			ret = stats_lean_window(lean, &sink, a.input, &a.o);
-		if (ret == 0)
-			ret = load_input_opts(&m, a.input, &lo);
-		progress_end(&p);
-		if (ret == 0 && a.rank >= 0)
-			ret = model_keep_rank(&m, a.rank);
-		if (ret == 0)
-			ret = stats_lean_finish(lean, &m, lo.sunk, a.reports, &a.o, tables);
-		done = ret < 0 ? 0 : a.nreports;
-		model_release(&m);
-		stats_lean_free(lean);
-	}
-	if (ret < 0)
-		status = EXIT_USAGE;
-	else if (output(tables, a.nreports, &a) < 0)
-		status = EXIT_FAIL;
-	for (size_t i = 0; i < done; i++)
-		stats_table_release(&tables[i]);
-	free(tables);
-	args_release(&a);
-	return status;
+	a->lean = stats_lean_new(a->reports, a->nreports, &a->o, &a->sink);
+	if (!a->lean)
+		return EXIT_USAGE;
+	if (s->rank < 0 && trace_is_report(a->input) == 1 &&
+	    stats_lean_window(a->lean, &a->sink, a->input, &a->o) < 0)
+		return EXIT_USAGE;
+	s->load.sink = s->rank >= 0 ? NULL : &a->sink;
+	return CMD_RUN;
+}
+
+int cmd_stats_run(struct cmd_setup *s)
+{
+	struct stats_args *a = s->priv;
+
+	a->tables = xcalloc(a->nreports, sizeof(*a->tables));
+	if (stats_lean_finish(a->lean, &s->m, s->load.sunk, a->reports, &a->o, a->tables) < 0)
+		return EXIT_USAGE;
+	a->done = a->nreports;
+	return output(&s->out, a->tables, a->nreports, a) < 0 ? EXIT_FAIL : EXIT_OK;
 }

@@ -24,8 +24,8 @@
 static const char topo_usage[] = "gpuscope topo [--format text|json] [--replay FILE]";
 
 static const struct cli_opt topo_opts[] = {
-	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", 0 },
-	{ "replay", 'r', 'r', ARG_REQUIRED, "FILE", "read a recorded NVML replay instead of the GPUs", "<file>", 0 },
+	{ "format", 'f', 'f', ARG_REQUIRED, "FMT", "text (default) or json", "text json", OPT_CHOICE },
+	{ "replay", 'r', CMD_O_REPLAY, ARG_REQUIRED, "FILE", "read a recorded NVML replay instead of the GPUs", "<file>", 0 },
 	{ 0 },
 };
 
@@ -253,41 +253,40 @@ static void print_json(struct nvml *n, const struct topo_gpu *pc)
 	strbuf_release(&f);
 }
 
-int cmd_topo(int argc, char **argv)
+int cmd_topo_parse(struct cmd_setup *s, int argc, char **argv)
 {
-	const char *replay = NULL, *format = "text";
-	struct topo_gpu *pc;
-	struct nvml *n;
-	char why[256];
-	int c;
+	int *json = xcalloc(1, sizeof(*json));   /* read by cmd_topo_run() */
 	struct opt_iter it;
+	int c;
 
+	s->priv = json;
+	s->priv_free = free;
 	opt_iter_init(&it, &cli_topo, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
 		switch (c) {
-		case 'f': format = it.arg; break;
-		case 'r': replay = it.arg; break;
-		default: return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
+		case 'f': *json = !strcmp(it.arg, "json"); break;
+		default:
+			if ((c = cmd_common_opt(s, &it, c)) != CMD_RUN)
+				return c;
 		}
 	}
-	if (optind != argc)
-		return usage_error(topo_usage, "unexpected argument '%s'", argv[optind]);
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return usage_error(topo_usage, "unknown format '%s' (text or json)", format);
-	n = nvml_open(replay, why, sizeof(why));
-	if (!n) {
-		error("%s", why);
-		return EXIT_USAGE;
-	}
-	pc = xcalloc(n->sys.ngpus, sizeof(*pc));
+	if (it.ind != argc)
+		return usage_error(topo_usage, "unexpected argument '%s'", argv[it.ind]);
+	return CMD_RUN;
+}
+
+int cmd_topo_run(struct cmd_setup *s)
+{
+	struct nvml *n = s->nvml;
+	struct topo_gpu *pc = xcalloc(n->sys.ngpus, sizeof(*pc));
+
 	for (unsigned g = 0; g < n->sys.ngpus; g++)
 		read_pcie(n, g, &pc[g]);
-	if (!strcmp(format, "json"))
+	if (*(const int *)s->priv)
 		print_json(n, pc);
 	else
 		print_text(n, pc);
 	free(pc);
-	nvml_close(n);
 	if (fflush(stdout) || ferror(stdout))
 		return error("cannot write the output"), EXIT_FAIL;
 	return EXIT_OK;

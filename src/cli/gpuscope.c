@@ -5,6 +5,7 @@
 #include "../util/util.h"
 #include "../trace/trace.h"
 #include "../model/model.h"
+#include "../nvml/nvml.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -21,19 +22,20 @@
 #endif
 
 static const struct command commands[] = {
-	{ "profile", cmd_profile, 0, &cli_profile },
-	{ "info", cmd_info, 0, &cli_info },
-	{ "dump", cmd_dump, 0, &cli_dump },
-	{ "stats", cmd_stats, 0, &cli_stats },
-	{ "analyze", cmd_analyze, 0, &cli_analyze },
-	{ "diff", cmd_diff, 0, &cli_diff },
-	{ "check", cmd_check, 0, &cli_check },
-	{ "baseline", cmd_baseline, 0, &cli_baseline },
-	{ "export", cmd_export, 0, &cli_export },
-	{ "monitor", cmd_monitor, 0, &cli_monitor },
-	{ "health", cmd_health, 0, &cli_health },
-	{ "merge", cmd_merge, 0, &cli_merge },
-	{ "topo", cmd_topo, 0, &cli_topo },
+	{ "profile", cmd_profile, 0, &cli_profile, NULL, NULL },
+	{ "info", NULL, CMD_NEED_INPUT | CMD_PROGRESS, &cli_info, cmd_info_parse, cmd_info_run },
+	{ "dump", cmd_dump, 0, &cli_dump, NULL, NULL },
+	{ "stats", NULL, CMD_OPENS_OUTPUT | CMD_NEED_INPUT | CMD_PROGRESS, &cli_stats, cmd_stats_parse,
+	  cmd_stats_run },
+	{ "analyze", cmd_analyze, 0, &cli_analyze, NULL, NULL },
+	{ "diff", cmd_diff, 0, &cli_diff, NULL, NULL },
+	{ "check", NULL, 0, &cli_check, cmd_check_parse, cmd_check_run },
+	{ "baseline", NULL, 0, &cli_baseline, cmd_baseline_parse, cmd_baseline_run },
+	{ "export", cmd_export, 0, &cli_export, NULL, NULL },
+	{ "monitor", NULL, CMD_NEED_NVML, &cli_monitor, cmd_monitor_parse, cmd_monitor_run },
+	{ "health", NULL, CMD_NEED_NVML, &cli_health, cmd_health_parse, cmd_health_run },
+	{ "merge", NULL, 0, &cli_merge, cmd_merge_parse, cmd_merge_run },
+	{ "topo", NULL, CMD_NEED_NVML, &cli_topo, cmd_topo_parse, cmd_topo_run },
 };
 
 static const struct command *find_command(const char *name)
@@ -216,6 +218,116 @@ int output_creatable(const char *path)
 	return output_dir_writable(path);
 }
 
+int cmd_common_opt(struct cmd_setup *s, const struct opt_iter *it, int c)
+{
+	const char *usage = it->cmd->synopsis;
+
+	switch (c) {
+	case CMD_O_COLOR:
+		return color_set_mode(it->arg) < 0 ? usage_error(usage, NULL) : CMD_RUN;
+	case CMD_O_RANK: {
+		/* one rank of a distributed run alone (docs/distributed.md) */
+		char *e;
+		long r = strtol(it->arg, &e, 10);
+		if (*e || !*it->arg || r < 0 || r > INT32_MAX)
+			return usage_error(usage, "bad rank '%s'", it->arg);
+		s->rank = (int)r;
+		return CMD_RUN;
+	}
+	case CMD_O_NO_PROGRESS:
+		s->progress = 0;
+		return CMD_RUN;
+	case CMD_O_REPLAY:
+		s->replay = it->arg;
+		return CMD_RUN;
+	case OPT_HELP:
+		return EXIT_OK;
+	default:
+		return EXIT_USAGE;  /* OPT_BAD: opt_next() said why */
+	}
+}
+
+/* The setup of @s->cmd's flags (commands.h), in their order; 0 or -1 (said why). */
+static int setup(struct cmd_setup *s)
+{
+	unsigned flags = s->cmd->flags;
+
+	if ((flags & CMD_OPENS_OUTPUT) && output_check(s->output, s->force) < 0)
+		return -1;
+	if (flags & CMD_NEED_INPUT) {
+		struct progress p;
+		char *what = NULL;
+		int ret;
+
+		/* a progress line while a big input loads, on a terminal */
+		if (flags & CMD_PROGRESS) {
+			what = xstrfmt("gpuscope %s: reading", s->cmd->name);
+			progress_init(&p, s->progress, what, 0);
+			p.unit = NULL;
+			s->load.progress = progress_cb;
+			s->load.progress_ctx = &p;
+		}
+		ret = load_input_opts(&s->m, s->input, &s->load);
+		if (flags & CMD_PROGRESS) {
+			progress_end(&p);
+			s->load.progress = NULL;
+			s->load.progress_ctx = NULL;
+		}
+		free(what);
+		if (ret == 0 && s->rank >= 0)
+			ret = model_keep_rank(&s->m, s->rank);
+		if (ret < 0)
+			return -1;
+	}
+	if (flags & CMD_NEED_NVML) {
+		char why[256];
+		s->nvml = nvml_open(s->replay, why, sizeof(why));
+		if (!s->nvml)
+			return error("%s", why);
+	}
+	if ((flags & CMD_OPENS_OUTPUT) && output_open(&s->out, s->output, s->force) < 0)
+		return -1;
+	return 0;
+}
+
+/* After run(): the output moved into place when @status is EXIT_OK (else removed); the rest freed. */
+static int teardown(struct cmd_setup *s, int status)
+{
+	if (s->out.f && s->out.f != stdout) {
+		if (status == EXIT_OK && output_commit(&s->out) < 0)
+			status = EXIT_FAIL;
+		else if (status != EXIT_OK)
+			output_abort(&s->out);
+	}
+	if (s->nvml)
+		nvml_close(s->nvml);
+	model_release(&s->m);
+	if (s->priv_free)
+		s->priv_free(s->priv);
+	return status;
+}
+
+static int run_setup(const struct command *c, int argc, char **argv)
+{
+	struct cmd_setup s = { .cmd = c, .rank = -1, .progress = 1 };
+	int status;
+
+	model_init(&s.m);
+	status = c->parse(&s, argc, argv);
+	if (status == CMD_RUN)
+		status = setup(&s) < 0 ? EXIT_USAGE : c->run(&s);
+	return teardown(&s, status);
+}
+
+int run_command(const char *name, int argc, char **argv)
+{
+	const struct command *c = find_command(name);
+
+	if (!c)
+		return unknown_command(name);
+	return c->fn ? c->fn(argc, argv) : run_setup(c, argc, argv);
+}
+
 static void print_help(FILE *f)
 {
 	fprintf(f, "usage: gpuscope <command> [options] [args]\n\n"
@@ -263,13 +375,11 @@ int main(int argc, char **argv)
 		int status = generate(argc, argv);
 		return finish_stdout() && status == EXIT_OK ? EXIT_FAIL : status;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		if (!strcmp(commands[i].name, name)) {
-			int status = commands[i].fn(argc - 1, argv + 1);
-			if (finish_stdout() && status == EXIT_OK)
-				status = EXIT_FAIL;
-			return status;
-		}
+	if (find_command(name)) {
+		int status = run_command(name, argc - 1, argv + 1);
+		if (finish_stdout() && status == EXIT_OK)
+			status = EXIT_FAIL;
+		return status;
 	}
 	return unknown_command(name);
 }

@@ -169,6 +169,28 @@ static int bad_long(const struct opt_iter *it, const char *arg)
 	return OPT_BAD;
 }
 
+/* Is @word one of the space-separated @values? */
+static int is_choice(const char *values, const char *word)
+{
+	size_t len = strlen(word);
+
+	for (const char *p = values; p && *p; p += strcspn(p, " "), p += *p == ' ')
+		if (strcspn(p, " ") == len && !strncmp(p, word, len))
+			return 1;
+	return 0;
+}
+
+/* "a, b or c" from the space-separated @values */
+static void choice_list(struct strbuf *sb, const char *values)
+{
+	size_t n = 0, i = 0;
+
+	for (const char *p = values; *p; p += strcspn(p, " "), p += *p == ' ')
+		n++;
+	for (const char *p = values; *p; p += strcspn(p, " "), p += *p == ' ', i++)
+		strbuf_addf(sb, "%s%.*s", !i ? "" : i + 1 == n ? " or " : ", ", (int)strcspn(p, " "), p);
+}
+
 int opt_next(struct opt_iter *it)
 {
 	const struct cli_cmd *cmd = it->cmd;
@@ -254,6 +276,13 @@ int opt_next(struct opt_iter *it)
 		BUG("getopt_long returned %d for '%s'", c, cmd->name);
 	row = &cmd->opts[it->last];
 	it->arg = optarg;
+	if ((row->flags & OPT_CHOICE) && it->arg && !is_choice(row->values, it->arg)) {
+		struct strbuf sb = STRBUF_INIT;
+		choice_list(&sb, row->values);
+		usage_error(cmd->synopsis, "unknown %s '%s' (%s)", row->name, it->arg, sb.buf);
+		strbuf_release(&sb);
+		return OPT_BAD;
+	}
 	if (row->arg == ARG_BOOL) {
 		if (it->arg) {
 			char *w = bool_word(it->arg);

@@ -43,6 +43,12 @@ enum opt_arg {
 enum opt_flags {
 	OPT_HIDDEN = 1u << 0,  /* accepted (another tool's spelling), not listed in --help */
 	OPT_REPEAT = 1u << 1,  /* may be given more than once (said in the man page) */
+	/*
+	 * The value must be one of the row's values words (ARG_REQUIRED):
+	 * opt_next() refuses another with "unknown NAME 'V' (A, B or C)" and
+	 * returns OPT_BAD, so commands do not check it again.
+	 */
+	OPT_CHOICE = 1u << 2,
 };
 
 /* Values opt_next() returns besides a row's id (ids are letters or >= 256). */

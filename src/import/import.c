@@ -164,6 +164,38 @@ static int load_report(struct model *m, const char *path, struct load_opts *o)
 	return model_load_report_sink(m, path, &s);
 }
 
+/*
+ * The load options of the import in hand, for import_progress(); set by
+ * with_progress() around one importer call (a command loads one input at
+ * a time).
+ */
+static const struct load_opts *progress_to;
+static uint64_t progress_size;   /* the file's size in bytes */
+
+void import_progress(uint64_t done, uint64_t total)
+{
+	if (!progress_to || !progress_to->progress)
+		return;
+	if (!total) {
+		total = progress_size;
+		if (done > total)
+			done = total;   /* a file that grew while it was read */
+	}
+	progress_to->progress(progress_to->progress_ctx, done, total);
+}
+
+static int with_progress(int (*load)(struct model *m, const char *path), struct model *m,
+			 const char *path, const struct load_opts *o, uint64_t size)
+{
+	int ret;
+
+	progress_to = o;
+	progress_size = size;
+	ret = load(m, path);
+	progress_to = NULL;
+	return ret;
+}
+
 /* Load @path by its format (the importers), before the GPU table fills in missing device facts. */
 static int load_any(struct model *m, const char *path, struct load_opts *o)
 {
@@ -185,9 +217,9 @@ static int load_any(struct model *m, const char *path, struct load_opts *o)
 	if (n < 0)
 		return error("cannot read '%s': %s", path, strerror(errno));
 	if (import_sniff_sqlite(head, (size_t)n))
-		return nsys_load(m, path);
+		return with_progress(nsys_load, m, path, o, (uint64_t)st.st_size);
 	if (import_sniff_json(head, (size_t)n))
-		return kineto_load(m, path);
+		return with_progress(kineto_load, m, path, o, (uint64_t)st.st_size);
 	if (gzip)
 		return error("'%s' is gzip-compressed but holds no JSON trace%s", path,
 			     n == 0 ? " (the gzip stream is damaged)" : "");

@@ -27,6 +27,15 @@ int kineto_load_buffer(struct model *m, const char *name, const void *data, size
 /* nsys_load - an Nsight Systems SQLite export (nsys export --type sqlite). */
 int nsys_load(struct model *m, const char *path);
 
+/*
+ * import_progress - how far the importer in hand has read (@done of
+ * @total steps, or with @total 0 @done bytes of the file), for the progress line of the
+ * command that loads it (load_opts.progress); nothing when it has none.
+ * Call it now and then, not per row: the line is redrawn five times a
+ * second at most but each call reads the clock.
+ */
+void import_progress(uint64_t done, uint64_t total);
+
 /* Set m->events to the number of rows in every table (after model_finish). */
 void import_count_events(struct model *m);
 

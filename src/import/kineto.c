@@ -1619,6 +1619,7 @@ int kineto_load(struct model *m, const char *path)
 			break;
 		}
 		base += (uint64_t)n;
+		import_progress((uint64_t)gzoffset(gz), 0);   /* bytes of the file read */
 	}
 	if (!ret && n < 0) {
 		int zerr;

@@ -1154,6 +1154,10 @@ static int load_names(struct nsys *n)
 
 static int nsys_read(struct nsys *n)
 {
+	static int (*const steps[])(struct nsys *n) = {
+		load_strings, load_kernels, load_memcpys, load_memsets, load_devices, load_syncs,
+		load_api, load_nvtx, load_osrt, load_gpu_metrics, load_memory, load_names,
+	};
 	struct model *m = n->m;
 	sqlite3_stmt *st;
 	int rc;
@@ -1175,11 +1179,12 @@ static int nsys_read(struct nsys *n)
 		return error("'%s' is an SQLite database but not an nsys export (no StringIds or event tables)",
 			     n->path);
 	detect_memkind(n);
-	if (load_strings(n) < 0 || load_kernels(n) < 0 ||
-	    load_memcpys(n) < 0 || load_memsets(n) < 0 || load_devices(n) < 0 || load_syncs(n) < 0 ||
-	    load_api(n) < 0 || load_nvtx(n) < 0 || load_osrt(n) < 0 ||
-	    load_gpu_metrics(n) < 0 || load_memory(n) < 0 || load_names(n) < 0)
-		return -1;
+	/* the tables in turn, each a step of the progress line */
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		if (steps[i](n) < 0)
+			return -1;
+		import_progress(i + 1, ARRAY_SIZE(steps));
+	}
 	if (n->backtrace_rows)
 		model_warn(m, "nsys: %" PRIu64 " CUDA backtrace rows (eventClass 67) repeat API calls already counted and were not imported",
 			   n->backtrace_rows);

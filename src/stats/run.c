@@ -83,13 +83,15 @@ struct stats_lean *stats_lean_new(const char *const *names, size_t n, const stru
 	int filtered = o && (o->start || o->end || o->nvtx);
 
 	for (size_t i = 0; i < n; i++) {
-		const struct stats_report_def *d = stats_report_find(names[i]);
+		int kn;
+		const struct stats_report_def *d = stats_report_parse(names[i], &kn);
 		if (!d) {
 			struct stats_table t;
 			stats_run(NULL, names[i], o, &t); /* the unknown-report error */
 			return NULL;
 		}
-		if (d->add)
+		/* kernel names other than the recorded ones are set on the stored kernels */
+		if (d->add && kn == STATS_NAMES_FULL)
 			stream_types |= d->types;
 		else
 			keep_types |= whole_model_types(d);
@@ -102,7 +104,7 @@ struct stats_lean *stats_lean_new(const char *const *names, size_t n, const stru
 	for (size_t i = 0; i < n; i++) {
 		const struct stats_report_def *d = stats_report_find(names[i]);
 		/* an accumulator takes rows during the load only when all its types are sunk */
-		if (d->add && l->sunk && (d->types & l->sunk) == d->types)
+		if (d && d->add && l->sunk && (d->types & l->sunk) == d->types)
 			l->accs[i].def = d;
 	}
 	for (unsigned type = 0; type < TRACE_EV__COUNT; type++) {
@@ -140,6 +142,62 @@ int stats_lean_window(struct stats_lean *l, struct model_sink *sink, const char 
 	return 0;
 }
 
+/*
+ * Set the name of every kernel of @m to the one @names asks for
+ * (STATS_NAMES_BASE: its base name, added to the model's strings;
+ * STATS_NAMES_MANGLED: its mangled name, where recorded); returns the ids
+ * they had, for restore_kernel_names() (the model's other users, the next
+ * report, see the recorded names).
+ */
+static uint32_t *set_kernel_names(struct model *m, int names)
+{
+	uint32_t *saved = xmalloc((m->kernels.n ? m->kernels.n : 1) * sizeof(*saved));
+	uint32_t *base = NULL, nstr = m->str.nr;
+
+	if (names == STATS_NAMES_BASE)
+		base = xcalloc(nstr ? nstr : 1, sizeof(*base));   /* string id -> base id + 1 */
+	for (size_t i = 0; i < m->kernels.n; i++) {
+		struct trace_kernel *k = &m->kernels.v[i];
+		saved[i] = k->name_id;
+		if (names == STATS_NAMES_MANGLED && k->mangled_id) {
+			k->name_id = k->mangled_id;
+		} else if (names == STATS_NAMES_BASE && k->name_id < nstr) {
+			if (!base[k->name_id]) {
+				size_t len;
+				const char *b = kernel_base_name(model_str(m, k->name_id), &len);
+				base[k->name_id] = strtab_intern_n(&m->str, b, len) + 1;
+			}
+			k->name_id = base[k->name_id] - 1;
+		}
+	}
+	free(base);
+	return saved;
+}
+
+static void restore_kernel_names(struct model *m, uint32_t *saved)
+{
+	for (size_t i = 0; i < m->kernels.n; i++)
+		m->kernels.v[i].name_id = saved[i];
+	free(saved);
+}
+
+/* stats_run() of @report, with its kernel-name option (stats_report_parse) set on @m's kernels */
+static int run_named(struct model *m, const char *report, const struct stats_opts *o, struct stats_table *out)
+{
+	int names;
+	const struct stats_report_def *d = stats_report_parse(report, &names);
+	uint32_t *saved;
+	int ret;
+
+	if (!d || names == STATS_NAMES_FULL)
+		return stats_run(m, report, o, out);
+	saved = set_kernel_names(m, names);
+	ret = stats_run(m, d->name, o, out);
+	restore_kernel_names(m, saved);
+	out->report = report;   /* "cuda_gpu_kern_sum:base", as asked */
+	return ret;
+}
+
 int stats_lean_finish(struct stats_lean *l, struct model *m, int sunk, const char *const *names,
 		      const struct stats_opts *o, struct stats_table *out)
 {
@@ -156,7 +214,7 @@ int stats_lean_finish(struct stats_lean *l, struct model *m, int sunk, const cha
 		if (a->def && sunk) {
 			st_init(&out[done], a->def->name, a->def->title);
 			a->def->table(a, m, &out[done]);
-		} else if (stats_run(m, names[done], o, &out[done]) < 0) {
+		} else if (run_named(m, names[done], o, &out[done]) < 0) {
 			ret = -1;
 			break;
 		}

@@ -63,9 +63,42 @@ const struct stats_report_def *stats_report_find(const char *name)
 	return NULL;
 }
 
+/* nsys's kernel-name options, by STATS_NAMES_* */
+static const char *const names_opt[] = { [STATS_NAMES_BASE] = "base", [STATS_NAMES_MANGLED] = "mangled" };
+
+/* The report named by the part of @report before its ':', or NULL. */
+static const struct stats_report_def *report_prefix(const char *report)
+{
+	size_t len = strcspn(report, ":");
+
+	for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
+		if (strlen(defs[i]->name) == len && !strncmp(defs[i]->name, report, len))
+			return defs[i];
+	return NULL;
+}
+
+const struct stats_report_def *stats_report_parse(const char *report, int *names)
+{
+	const struct stats_report_def *d = report_prefix(report);
+	const char *opt = strchr(report, ':');
+
+	*names = STATS_NAMES_FULL;
+	if (!d || !opt)
+		return d;
+	if (!d->kernel_names)
+		return NULL;
+	for (int i = STATS_NAMES_BASE; i <= STATS_NAMES_MANGLED; i++)
+		if (!strcmp(opt + 1, names_opt[i])) {
+			*names = i;
+			return d;
+		}
+	return NULL;
+}
+
 const char *stats_report_title(const char *report)
 {
-	const struct stats_report_def *d = stats_report_find(report);
+	int names;
+	const struct stats_report_def *d = stats_report_parse(report, &names);
 	return d ? d->title : NULL;
 }
 
@@ -85,8 +118,23 @@ static int unknown_report(const char *report)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *const *n = stats_report_names();
+	const struct stats_report_def *d = report_prefix(report);
 	int ret;
 
+	if (d && strchr(report, ':')) {
+		/* a known report with an option it does not take (nsys's :nvtx-name, say) */
+		for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
+			if (defs[i]->kernel_names)
+				strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", defs[i]->name);
+		if (d->kernel_names)
+			ret = error("report '%s': unknown option '%s' (':base' or ':mangled')", report,
+				    strchr(report, ':'));
+		else
+			ret = error("report '%s': '%s' takes no option (':base' and ':mangled' are for "
+				    "the reports of kernel names: %s)", report, d->name, sb.buf);
+		strbuf_release(&sb);
+		return ret;
+	}
 	for (size_t i = 0; n[i]; i++) {
 		if (i)
 			strbuf_addstr(&sb, ", ");

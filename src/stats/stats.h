@@ -61,8 +61,16 @@ struct stats_opts {
 /* The known report names, NULL-terminated; default_set: those run without --report. */
 const char *const *stats_report_names(void);
 const char *const *stats_default_reports(void);
-/* One-line description of a report, or NULL when unknown. */
+/*
+ * One-line description of a report, or NULL when unknown.  A report that
+ * prints kernel names may carry nsys's option (stats_lean_finish() runs
+ * it): "NAME:base" groups and prints kernels by their base name (the
+ * function's own name without scopes, template arguments and parameters,
+ * kernel_base_name() in util.h), "NAME:mangled" by their mangled name where
+ * the report recorded one (else the demangled name, as nsys does).
+ */
 const char *stats_report_title(const char *report);
+enum { STATS_NAMES_FULL, STATS_NAMES_BASE, STATS_NAMES_MANGLED };
 
 /*
  * stats_run - compute @report over @m into @out (initialised here).
@@ -121,6 +129,9 @@ int stats_run_report(const char *path, const char *const *names, size_t n,
  * it; stats_lean_finish() computes the @n tables into @out (initialised
  * there) from @m, with @sunk as load_input_opts() set it (0: the input was
  * loaded whole, as an import is); 0 or -1.  stats_lean_free() frees.
+ * A name with a kernel-name option ("cuda_gpu_kern_sum:base") is run on
+ * @m's kernels with those names, put back after; its table's report is
+ * that name (@names must outlive the tables).
  */
 struct stats_lean;
 struct stats_lean *stats_lean_new(const char *const *names, size_t n, const struct stats_opts *o,

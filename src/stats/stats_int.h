@@ -133,9 +133,18 @@ struct stats_report_def {
 	void (*add)(struct stats_acc *a, uint32_t stream, unsigned type, const void *rec);
 	int key0_string;           /* key[0] is a string id, key[1] the stream it belongs to */
 	void (*table)(struct stats_acc *a, const struct model *m, struct stats_table *t);
+	/* it prints kernel names, and takes nsys's ":base" and ":mangled" (stats_report_parse) */
+	int kernel_names;
 };
 
 const struct stats_report_def *stats_report_find(const char *name);
+/*
+ * stats_report_parse - the report of a name as `-r` gives it, with nsys's
+ * kernel-name option: "cuda_gpu_kern_sum" (*@names = STATS_NAMES_FULL),
+ * "cuda_gpu_kern_sum:base", "cuda_gpu_kern_sum:mangled"; NULL for an
+ * unknown report or an option the report does not take (nothing said).
+ */
+const struct stats_report_def *stats_report_parse(const char *report, int *names);
 
 /* Accumulator reports (stats_sum.c). */
 extern const struct stats_report_def stats_def_cuda_api_sum, stats_def_cuda_gpu_kern_sum,

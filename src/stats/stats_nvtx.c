@@ -541,4 +541,5 @@ const struct stats_report_def stats_def_nvtx_kern_sum = {
 	.title = "NVTX Range Kernel Summary",
 	.types = 1u << TRACE_EV_NVTX_RANGE | 1u << TRACE_EV_API | 1u << TRACE_EV_KERNEL,
 	.run = kern_sum_run,
+	.kernel_names = 1,
 };

@@ -107,6 +107,7 @@ const struct stats_report_def stats_def_cuda_gpu_kern_sum = {
 	.add = kern_add,
 	.key0_string = 1,
 	.table = kern_table,
+	.kernel_names = 1,
 };
 
 /* ---- cuda_gpu_kern_gb_sum ---- */
@@ -156,6 +157,7 @@ const struct stats_report_def stats_def_cuda_gpu_kern_gb_sum = {
 	.add = kern_gb_add,
 	.key0_string = 1,
 	.table = kern_gb_table,
+	.kernel_names = 1,
 };
 
 /* ---- cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum ---- */

@@ -122,6 +122,7 @@ const struct stats_report_def stats_def_cuda_gpu_trace = {
 	.title = "CUDA GPU Trace",
 	.types = 1u << TRACE_EV_KERNEL | 1u << TRACE_EV_MEMCPY | 1u << TRACE_EV_MEMSET,
 	.run = gpu_trace_run,
+	.kernel_names = 1,
 };
 
 /* ---- cuda_api_trace ---- */
@@ -358,4 +359,5 @@ const struct stats_report_def stats_def_cuda_kern_exec_sum = {
 	.title = "CUDA Kernel Launch & Exec Time Summary",
 	.types = 1u << TRACE_EV_KERNEL | 1u << TRACE_EV_API,
 	.run = kern_exec_run,
+	.kernel_names = 1,
 };

@@ -118,4 +118,13 @@ out=$(bash -c '. "$1"; COMP_WORDS=(gpuscope stats -f ""); COMP_CWORD=3; _gpuscop
 [ "$out" = "table column csv tsv json" ] || fail "bash completion of -f: '$out'"
 if command -v zsh >/dev/null; then zsh -n "$GEN/completion/_gpuscope" || fail "zsh completion does not parse"; fi
 "$G" __complete fish >/dev/null 2>&1 && fail "__complete fish succeeded"
+
+# a value of a fixed set (OPT_CHOICE) is checked by the table, the same words as the completion
+expect_fail 2 "$G" info --format xml "$R"
+grep -q "unknown format 'xml' (text or json)" "$T/err" || fail "info --format xml: $(cat "$T/err")"
+expect_fail 2 "$G" stats -f yaml "$R"
+grep -q "unknown format 'yaml' (table, column, csv, tsv or json)" "$T/err" || fail "stats -f yaml: $(cat "$T/err")"
+expect_fail 2 "$G" monitor --format xml --replay "$D/nvml/h200.load.jsonl"
+grep -q "unknown format 'xml' (table, csv or json)" "$T/err" || fail "monitor --format xml: $(cat "$T/err")"
+"$G" stats --form=column -r cuda_api_sum "$R" >/dev/null 2>&1 || fail "stats --form=column refused"
 echo ok
