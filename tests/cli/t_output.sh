@@ -1,5 +1,6 @@
 # No overwrite without --force, never through a symbolic link, no partial
-# output: stats -o, diff -o and monitor --record (util's output_open/commit).
+# output: stats -o, diff -o, monitor --record (util's output_open/commit) and
+# export -o (export's xout_open).
 . "$(dirname "$0")/lib.sh"
 D=$GS_SOURCE_DIR/tests/data
 G=$GPUSCOPE
@@ -60,6 +61,15 @@ ln -s "$T/nowhere2.gpuscope" "$T/m.gpuscope"
 "$G" merge --force -o "$T/m.gpuscope" "$R" 2>/dev/null || fail "merge --force over a dangling link"
 [ -e "$T/nowhere2.gpuscope" ] && fail "merge --force wrote through a dangling link"
 [ -f "$T/m.gpuscope" ] && [ ! -L "$T/m.gpuscope" ] || fail "merge --force did not replace the link"
+# export -o: a link is refused; with --force the link itself is replaced, never its target
+ln -s "$T/target" "$T/elink"
+expect_fail 2 "$G" export --format json -o "$T/elink" "$R"
+"$G" export --format json --force -o "$T/elink" "$R" 2>/dev/null || fail "export --force over a link"
+[ "$(cat "$T/target")" = target ] || fail "export --force wrote through a symbolic link"
+[ -f "$T/elink" ] && [ ! -L "$T/elink" ] || fail "export --force did not replace the link"
+ln -s "$T/nowhere5" "$T/edangling"
+"$G" export --format json --force -o "$T/edangling" "$R" 2>/dev/null || fail "export --force over a dangling link"
+[ -e "$T/nowhere5" ] && fail "export --force created the target of a dangling link"
 DEMO=$GS_BUILD_DIR/examples/demo
 if [ -x "$DEMO" ]; then
   ln -s "$T/nowhere3.gpuscope" "$T/p.gpuscope"
