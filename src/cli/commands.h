@@ -40,6 +40,7 @@ int cmd_monitor(int argc, char **argv);
 int cmd_health(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 
 extern const struct cli_cmd cli_profile;
 extern const struct cli_cmd cli_info;
@@ -54,6 +55,7 @@ extern const struct cli_cmd cli_monitor;
 extern const struct cli_cmd cli_health;
 extern const struct cli_cmd cli_merge;
 extern const struct cli_cmd cli_topo;
+extern const struct cli_cmd cli_capture;
 
 /*
  * Exit statuses shared by commands: 0 success, 1 a finding/regression/failed

@@ -22,6 +22,7 @@
 
 static const struct command commands[] = {
 	{ "profile", cmd_profile, 0, &cli_profile },
+	{ "capture", cmd_capture, 0, &cli_capture },
 	{ "info", cmd_info, 0, &cli_info },
 	{ "dump", cmd_dump, 0, &cli_dump },
 	{ "stats", cmd_stats, 0, &cli_stats },

@@ -270,7 +270,9 @@ void cl_stream_end(void)
 
 	cl_xfsz_hold(&old);
 	errno = 0;
+	cl_od_final = 1;   /* under --on-demand: the ring goes in too (ondemand.c) */
 	cl_writer_pass();
+	cl_od_final = 0;
 	cl_part_tail();
 	if (cl_part_open) {
 		cl_part_full = 0;   /* the end chunk fits in the tail's room */

@@ -203,3 +203,29 @@ void cl_utf8_clean(char *s, size_t n)
 		i += k;
 	}
 }
+
+/*
+ * cl_str_copy - the string of id @id into @buf (at most @cap - 1 bytes and
+ * a NUL); its length, or 0 when no string has that id.  A scan of the whole
+ * table under its lock: for rare look-ups only (a name seen for the first
+ * time by the step detector), never on a hook's fast path.
+ */
+size_t cl_str_copy(uint32_t id, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	if (!id || !cap)
+		return 0;
+	pthread_mutex_lock(&cl_str_lock);
+	for (size_t i = 0; i < str_nslots; i++) {
+		const struct istr *e = str_slots[i];
+		if (e && e->id == id) {
+			n = e->len < cap - 1 ? e->len : cap - 1;
+			memcpy(buf, e->s, n);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cl_str_lock);
+	buf[n] = 0;
+	return n;
+}
