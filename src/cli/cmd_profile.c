@@ -154,7 +154,8 @@ struct profile_opts {
 	int stats, analyze, html;
 	int torch_history;        /* --torch-memory-history (docs/memory.md) */
 	int on_demand;            /* --on-demand (docs/always-on.md) */
-	unsigned ring_s, ring_mb;
+	uint64_t ring_ns;
+	unsigned ring_mb;
 	const char *trigger, *step_range;
 };
 
@@ -684,7 +685,7 @@ static char *report_name;
 /* --on-demand's settings (docs/always-on.md); unset otherwise, so that nothing leaks into a nested profile. */
 static void set_on_demand(const struct profile_opts *o)
 {
-	static const char *const vars[] = { GS_ENV_ON_DEMAND, GS_ENV_RING_S, GS_ENV_RING_MB,
+	static const char *const vars[] = { GS_ENV_ON_DEMAND, GS_ENV_RING_MS, GS_ENV_RING_MB,
 					    GS_ENV_TRIGGER, GS_ENV_STEP_RANGE, GS_ENV_REPORT_NAME };
 
 	if (!o->on_demand) {
@@ -693,7 +694,7 @@ static void set_on_demand(const struct profile_opts *o)
 		return;
 	}
 	setenv(GS_ENV_ON_DEMAND, "1", 1);
-	setenv_u64(GS_ENV_RING_S, o->ring_s);
+	setenv_u64(GS_ENV_RING_MS, o->ring_ns / 1000000u);
 	setenv_u64(GS_ENV_RING_MB, o->ring_mb);
 	if (o->trigger)
 		setenv(GS_ENV_TRIGGER, o->trigger, 1);
@@ -1218,8 +1219,9 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 			o->on_demand = 1;
 			break;
 		case OPT_RING_S:
-			if (parse_u32(optarg, 3600, &o->ring_s) < 0 || !o->ring_s)
-				return usage_error(profile_usage, "bad --ring-s '%s' (1 to 3600 seconds)", optarg);
+			if (parse_duration_ns(optarg, &o->ring_ns, "s") < 0 || o->ring_ns < 1000000u ||
+			    o->ring_ns > 3600000000000u)
+				return usage_error(profile_usage, "bad --ring-s '%s' (1 ms to 3600 seconds)", optarg);
 			break;
 		case OPT_RING_MB:
 			if (parse_u32(optarg, 4096, &o->ring_mb) < 0 || !o->ring_mb)
@@ -1280,13 +1282,13 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 	if (o->pm_us && o->kernel_metrics)
 		return usage_error(profile_usage, "--pm-sampling and --kernel-metrics cannot share the GPU's counters: "
 				   "use one per run");
-	if (!o->on_demand && (o->ring_s || o->ring_mb || o->trigger || o->step_range))
+	if (!o->on_demand && (o->ring_ns || o->ring_mb || o->trigger || o->step_range))
 		return usage_error(profile_usage, "--ring-s, --ring-mb, --trigger and --step-range need --on-demand");
 	if (o->on_demand && (o->delay_ns || o->duration_ns))
 		return usage_error(profile_usage, "--on-demand records on a trigger, not by --delay/--duration: "
 				   "`gpuscope capture --duration S` bounds a capture");
-	if (!o->ring_s)
-		o->ring_s = 30;    /* defaults: docs/always-on.md, collector's config.c */
+	if (!o->ring_ns)
+		o->ring_ns = 30000000000u;    /* defaults: docs/always-on.md, collector's config.c */
 	if (!o->ring_mb)
 		o->ring_mb = 64;
 	if (it.ind >= argc)

@@ -83,8 +83,7 @@ static void config_capture(const char *spec)
  * On-demand tracing (docs/always-on.md).  The ring keeps 30 s by default:
  * enough to see the steps before a slow one at the step times of training
  * jobs (0.1-10 s); 64 MiB holds that much of NVTX ranges, long OS-runtime
- * calls and 100 Hz CPU samples for a few dozen threads (about 1.5 MB/s at
- * most in bench/nvtx's densest loop would fill it in 40 s).  1..3600 s and
+ * calls and 100 Hz CPU samples for a few dozen threads.  1 ms..3600 s and
  * 1..4096 MiB are accepted; outside, the defaults.
  */
 static void config_on_demand(void)
@@ -93,7 +92,7 @@ static void config_on_demand(void)
 	const char *ctl = getenv(GS_ENV_CTL_DIR), *trig = getenv(GS_ENV_TRIGGER);
 
 	cl_config.on_demand = env_u64(GS_ENV_ON_DEMAND, 0) == 1;
-	cl_config.ring_ns = env_range(GS_ENV_RING_S, 30, 1, 3600) * 1000000000u;
+	cl_config.ring_ns = env_range(GS_ENV_RING_MS, 30000, 1, 3600000) * 1000000u;
 	cl_config.ring_bytes = (size_t)env_range(GS_ENV_RING_MB, 64, 1, 4096) << 20;
 	snprintf(cl_config.step_range, sizeof(cl_config.step_range), "%s",
 		 step && *step ? step : "ProfilerStep");

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define SLOW_FACTOR 5
+#define SLOW_FACTOR 10
 
 static double now_ms(void)
 {

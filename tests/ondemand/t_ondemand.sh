@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# profile --on-demand: a long-running NVTX program triggered twice from
+# another process by `gpuscope capture` (by report name, then by pid); both
+# captures and the flight recorder's ring before each are in the report,
+# and nothing else but the ring at the end.  Then a run never triggered,
+# the step_time trigger, and a capture range that never started.
+. "$(dirname "$0")/lib.sh"
+MS=1000000
+
+# 3 s of 10 ms steps; ring 0.3 s
+"$GPUSCOPE" profile --on-demand --ring-s 0.3 -o od -- "$OD_TARGET" 3 10 2>err &
+prof=$!
+wait_socket 1
+pid=$("$GPUSCOPE" capture --list | awk '{ print $2 }')
+"$GPUSCOPE" capture --list >list
+expect_grep "^pid $pid name od captures 0 state idle$" list "--list before any capture"
+sleep 0.6
+"$GPUSCOPE" capture --duration 0.3 od >out1
+expect_grep "^capture 1 started in process $pid \(0.3 s\)$" out1 "first capture, by name"
+# a second one while the first records is refused
+rc=0; "$GPUSCOPE" capture --duration 1 "$pid" 2>busy || rc=$?
+expect_eq "$rc" 1 "busy: exit status"
+expect_grep "process $pid: busy: capture 1 is still recording" busy "busy: message"
+sleep 1.0
+"$GPUSCOPE" capture --steps 5 "$pid" >out2
+expect_grep "^capture 2 started in process $pid \(5 steps\)$" out2 "second capture, by pid"
+wait "$prof"
+
+expect_eq "$(count od.gpuscope 'capture edges')" 4 "capture edges"
+"$GPUSCOPE" info od.gpuscope >info
+expect_grep "^captures: 2$" info "info: captures"
+expect_grep "^  1  command +start .* length .* ring .* processes 1$" info "info: capture 1"
+expect_grep "^  2  command +start .* length .* ring .* processes 1$" info "info: capture 2"
+
+edges od.gpuscope >e
+expect_eq "$(awk '{ print $1 }' e | tr '\n' ' ')" "start stop start stop " "edge order"
+s1=$(awk 'NR == 1 { print $2 }' e); e1=$(awk 'NR == 2 { print $2 }' e)
+s2=$(awk 'NR == 3 { print $2 }' e); e2=$(awk 'NR == 4 { print $2 }' e)
+# capture 1 lasted its 0.3 s (the writer ends it within its 50 ms period)
+expect_ge $(( (e1 - s1) / MS )) 290 "capture 1 length (ms)"
+expect_le $(( (e1 - s1) / MS )) 420 "capture 1 length (ms)"
+# capture 2: five 10 ms steps
+expect_ge $(( (e2 - s2) / MS )) 35 "capture 2 length (ms)"
+expect_le $(( (e2 - s2) / MS )) 200 "capture 2 length (ms)"
+
+marks od.gpuscope >m
+end=$(sort -n m | tail -1)
+ring=$((300 * MS)); slack=$((30 * MS))
+# the ring before each capture: about 30 steps of 10 ms in its 0.3 s
+expect_ge "$(between m $((s1 - ring)) "$s1")" 20 "marks in the ring before capture 1"
+expect_ge "$(between m $((s2 - ring)) "$s2")" 20 "marks in the ring before capture 2"
+# nothing older than the ring before capture 1
+expect_eq "$(between m 0 $((s1 - ring - slack)))" 0 "marks before capture 1's ring"
+# inside the captures
+expect_ge "$(between m "$s1" "$e1")" 20 "marks in capture 1"
+expect_ge "$(between m "$s2" "$e2")" 3 "marks in capture 2"
+# between capture 1 and capture 2's ring: not recorded
+expect_eq "$(between m $((e1 + slack)) $((s2 - ring - slack)))" 0 "marks between the captures"
+# after capture 2, only the ring written at the end (the last 0.3 s)
+expect_eq "$(between m $((e2 + slack)) $((end - ring - slack)))" 0 "marks between capture 2 and the end's ring"
+expect_ge "$(between m $((end - ring)) $((end + 1)))" 20 "marks in the end's ring"
+
+# analyze loads one capture with its ring
+"$GPUSCOPE" analyze --no-progress --capture 1 od.gpuscope >a1
+expect_grep "^window: " a1 "analyze --capture 1"
+rc=0; "$GPUSCOPE" analyze --no-progress --capture 3 od.gpuscope 2>a3 >/dev/null || rc=$?
+expect_ge "$rc" 1 "analyze --capture 3: exit status"
+expect_grep "has 2 captures, not 3" a3 "analyze --capture 3: message"
+# the socket is gone with the process
+expect_eq "$(ls ctl | wc -l)" 0 "sockets left"
+
+# never triggered: only the ring of the last 0.4 s (of 1.5 s) is recorded
+"$GPUSCOPE" profile --on-demand --ring-s 0.4 -o idle -- "$OD_TARGET" 1.5 10 2>err
+expect_eq "$(count idle.gpuscope 'capture edges')" 0 "idle: capture edges"
+"$GPUSCOPE" dump --type nvtx_mark idle.gpuscope | sed -E 's/.*payload=([0-9]+).*/\1/' | sort -n >p
+expect_ge "$(wc -l <p)" 25 "idle: marks in the ring"
+expect_le "$(wc -l <p)" 45 "idle: marks in the ring"
+expect_ge "$(head -1 p)" 1000 "idle: first mark (ms after the start)"
+
+# step_time: step 60 takes 10 times as long (4x: far above a loaded machine's noise); one capture of 10 steps, the slow step in its ring
+"$GPUSCOPE" profile --on-demand --ring-s 1 --trigger 'step_time>4x median' -o slow -- \
+  "$OD_TARGET" 1.5 10 60 2>err
+"$GPUSCOPE" info slow.gpuscope >info
+expect_grep "^captures: 1$" info "step_time: one capture"
+expect_grep "^  1  step_time " info "step_time: its trigger"
+edges slow.gpuscope >e
+s1=$(awk 'NR == 1 { print $2 }' e); e1=$(awk 'NR == 2 { print $2 }' e)
+expect_ge $(( (e1 - s1) / MS )) 80 "step_time: capture length (ms)"
+expect_le $(( (e1 - s1) / MS )) 300 "step_time: capture length (ms)"
+# the slow step (about 100 ms) is in the capture's ring
+"$GPUSCOPE" dump --type nvtx_range slow.gpuscope | grep 'name="ProfilerStep#60"' >s60 || true
+expect_eq "$(wc -l <s60)" 1 "step_time: the slow step is in the report"
+t60=$(awk '{ print $1 }' s60); d60=$(sed -E 's/.*dur=([0-9]+).*/\1/' s60)
+expect_ge $((d60 / MS)) 95 "step_time: the slow step's length (ms)"
+# it ended where the capture started (the trigger is its end)
+expect_le $(( (s1 - t60 - d60) / MS )) 2 "step_time: capture start after the slow step's end (ms)"
+expect_ge $(( s1 - t60 - d60 )) 0 "step_time: capture start after the slow step's end"
+
+# --capture-range=nvtx whose range never starts: profile names the ranges it saw
+"$GPUSCOPE" profile -c nvtx -p nosuch -o never -- "$OD_TARGET" 0.2 10 2>err || true
+expect_grep "never started" err "never started: message"
+expect_grep "'work'" err "never started: the ranges seen"
+echo ok
