@@ -31,9 +31,9 @@
 #include <unistd.h>
 
 static const char capture_usage[] =
-	"gpuscope capture [--duration S | --steps N] PID|NAME\n   or: gpuscope capture --list";
+	"gpuscope capture [--duration S | --steps N] PID|NAME\n   or: gpuscope capture --list | --metrics";
 
-enum { OPT_DURATION = 'd', OPT_STEPS = 'n', OPT_LIST = 'l' };
+enum { OPT_DURATION = 'd', OPT_STEPS = 'n', OPT_LIST = 'l', OPT_METRICS = 256 };
 
 static const struct cli_opt capture_opts[] = {
 	{ "duration", 'd', OPT_DURATION, ARG_REQUIRED, "S",
@@ -42,6 +42,9 @@ static const struct cli_opt capture_opts[] = {
 	  "record the next N steps (NVTX ranges named by profile's --step-range)", NULL, 0 },
 	{ "list", 'l', OPT_LIST, ARG_NONE, NULL,
 	  "list the on-demand processes of this user: pid, report name, captures, state", NULL, 0 },
+	{ "metrics", 0, OPT_METRICS, ARG_NONE, NULL,
+	  "print their step time, steps and captures in Prometheus' text format\n"
+	  "(for node_exporter's textfile collector; docs/always-on.md)", NULL, 0 },
 	{ 0 },
 };
 
@@ -195,14 +198,73 @@ static int info_name(const char *ans, char *name, size_t cap)
 	return 0;
 }
 
+/* One value of an "info" answer ("... KEY VALUE ..."), or "0". */
+static const char *info_field(const char *ans, const char *key, char *buf, size_t cap)
+{
+	char *k = xstrfmt(" %s ", key);
+	const char *p = strstr(ans, k);
+	size_t n = 0;
+
+	free(k);
+	if (p) {
+		p += strlen(key) + 2;
+		while (p[n] && p[n] != ' ' && n + 1 < cap)
+			n++;
+		memcpy(buf, p, n);
+	}
+	buf[n] = 0;
+	if (!n)
+		snprintf(buf, cap, "0");
+	return buf;
+}
+
+/*
+ * The Prometheus text format of the on-demand processes (dcgm-exporter
+ * style: one gauge or counter a line, labelled; the GPU metrics themselves
+ * are monitor's --prometheus).  A step time of 0 means no step seen yet.
+ */
+static void print_metrics(char (*ans)[512], size_t n)
+{
+	static const struct { const char *name, *type, *help, *key; } rows[] = {
+		{ "gpuscope_process_step_time_seconds", "gauge", "length of the last step (NVTX --step-range)", "step_ns" },
+		{ "gpuscope_process_steps_total", "counter", "steps seen", "steps" },
+		{ "gpuscope_process_captures_total", "counter", "captures taken", "captures" },
+		{ "gpuscope_process_capturing", "gauge", "1 while a capture records", "state" },
+	};
+	char v[64], pid[32], name[300];
+
+	for (size_t r = 0; r < ARRAY_SIZE(rows); r++) {
+		printf("# HELP %s %s\n# TYPE %s %s\n", rows[r].name, rows[r].help, rows[r].name, rows[r].type);
+		for (size_t i = 0; i < n; i++) {
+			char *lab;
+			snprintf(pid, sizeof(pid), "%ld", (long)atol(ans[i] + 4));
+			if (info_name(ans[i], name, sizeof(name)) < 0)
+				continue;
+			lab = xstrfmt("{pid=\"%s\",report=\"%s\"}", pid, name);
+			info_field(ans[i], rows[r].key, v, sizeof(v));
+			if (!strcmp(rows[r].key, "step_ns"))
+				printf("%s%s %.9g\n", rows[r].name, lab, strtod(v, NULL) / 1e9);
+			else if (!strcmp(rows[r].key, "state"))
+				printf("%s%s %d\n", rows[r].name, lab, !strcmp(v, "capturing"));
+			else
+				printf("%s%s %s\n", rows[r].name, lab, v);
+			free(lab);
+		}
+	}
+}
+
 /* Every process of run @name (or, with @list, every process): trigger or list. */
 static int by_name(const char *dir, const char *name, const char *req, const char *what, int list)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	int found = 0, failed = 0;
+	char (*all)[512] = NULL;
+	size_t nall = 0, aall = 0;
 
 	if (!d) {
+		if (list == 2)
+			print_metrics(NULL, 0);
 		if (list)
 			return 0;
 		return error("no on-demand run named '%s' (no trigger directory '%s')", name, dir);
@@ -217,7 +279,10 @@ static int by_name(const char *dir, const char *name, const char *req, const cha
 			free(path);
 			continue;   /* a stale socket of a process that ended */
 		}
-		if (list) {
+		if (list == 2) {
+			ALLOC_GROW(all, nall + 1, aall);
+			memcpy(all[nall++], ans, sizeof(ans));
+		} else if (list) {
 			printf("%s\n", ans);
 			found++;
 		} else if (!strcmp(run, name)) {
@@ -227,6 +292,9 @@ static int by_name(const char *dir, const char *name, const char *req, const cha
 		free(path);
 	}
 	closedir(d);
+	if (list == 2)
+		print_metrics(all, nall);
+	free(all);
 	if (!found && !list)
 		return error("no on-demand run named '%s' (started by `gpuscope profile --on-demand -o %s`?)",
 			     name, name);
@@ -257,6 +325,9 @@ int cmd_capture(int argc, char **argv)
 		case OPT_LIST:
 			list = 1;
 			break;
+		case OPT_METRICS:
+			list = 2;
+			break;
 		case OPT_HELP:
 			return EXIT_OK;
 		default:
@@ -264,7 +335,8 @@ int cmd_capture(int argc, char **argv)
 		}
 	}
 	if (list ? it.ind != argc : it.ind != argc - 1)
-		return usage_error(capture_usage, list ? "--list takes no process" : "one PID or report NAME");
+		return usage_error(capture_usage, list ? "--list and --metrics take no process"
+						       : "one PID or report NAME");
 	trigger_ctl_dir(getenv(GS_ENV_CTL_DIR), dir, sizeof(dir));
 	if (access(dir, F_OK) == 0 && !trigger_dir_ok(dir, 0)) {
 		error("'%s' is not a private directory of yours (owned by you, mode 0700): "
@@ -272,7 +344,7 @@ int cmd_capture(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	if (list)
-		return by_name(dir, NULL, NULL, NULL, 1) < 0 ? EXIT_FAIL : EXIT_OK;
+		return by_name(dir, NULL, NULL, NULL, list) < 0 ? EXIT_FAIL : EXIT_OK;
 	if (!steps && !duration_ns)
 		duration_ns = (uint64_t)CAPTURE_DEFAULT_S * 1000000000u;
 	snprintf(req, sizeof(req), "capture %u %" PRIu64 " %u\n", steps, duration_ns,

@@ -32,7 +32,8 @@
  * before use: od_dir_ok()); each connection's peer is checked again with
  * SO_PEERCRED (same user id, or root).  One request line per connection:
  *   "capture STEPS DURATION_NS TRIGGER"  -> "ok ID" | "error WHY"
- *   "info"                                -> "pid PID name NAME captures N state idle|capturing"
+ *   "info"        -> "pid PID name NAME captures N state idle|capturing steps K step_ns NS"
+ *                    (steps seen so far and the last one's length; 0: none yet)
  * The writer thread polls it with profile's liveness pipe (core.c).
  */
 #include "internal.h"
@@ -494,9 +495,13 @@ static void serve(int fd)
 	if (read_line(fd, line, sizeof(line)) <= 0)
 		return;
 	if (!strcmp(line, "info")) {
-		snprintf(out, sizeof(out), "pid %u name %s captures %d state %s\n", cl_pid(),
-			 cl_config.report_name[0] ? cl_config.report_name : "-", atomic_load(&ncaps),
-			 cl_capturing() ? "capturing" : "idle");
+		uint64_t nsteps, last;
+		int nc;
+		cl_od_counts(&nsteps, &last, &nc);
+		snprintf(out, sizeof(out), "pid %u name %s captures %d state %s steps %" PRIu64
+			 " step_ns %" PRIu64 "\n", cl_pid(),
+			 cl_config.report_name[0] ? cl_config.report_name : "-", nc,
+			 cl_capturing() ? "capturing" : "idle", nsteps, last);
 		reply(fd, out);
 		return;
 	}

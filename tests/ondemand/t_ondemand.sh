@@ -13,7 +13,7 @@ prof=$!
 wait_socket 1
 pid=$("$GPUSCOPE" capture --list | awk '{ print $2 }')
 "$GPUSCOPE" capture --list >list
-expect_grep "^pid $pid name od captures 0 state idle$" list "--list before any capture"
+expect_grep "^pid $pid name od captures 0 state idle steps [0-9]+ step_ns [0-9]+$" list "--list before any capture"
 sleep 0.6
 "$GPUSCOPE" capture --duration 0.3 od >out1
 expect_grep "^capture 1 started in process $pid \(0.3 s\)$" out1 "first capture, by name"
@@ -24,6 +24,15 @@ expect_grep "process $pid: busy: capture 1 is still recording" busy "busy: messa
 sleep 1.0
 "$GPUSCOPE" capture --steps 5 "$pid" >out2
 expect_grep "^capture 2 started in process $pid \(5 steps\)$" out2 "second capture, by pid"
+# the Prometheus text: two captures, a step time of about 10 ms
+sleep 0.3
+"$GPUSCOPE" capture --metrics >prom
+expect_grep "^# TYPE gpuscope_process_captures_total counter$" prom "metrics: type line"
+expect_grep "^gpuscope_process_captures_total\{pid=\"$pid\",report=\"od\"\} 2$" prom "metrics: captures"
+expect_grep "^gpuscope_process_capturing\{pid=\"$pid\",report=\"od\"\} 0$" prom "metrics: capturing"
+st=$(awk '/^gpuscope_process_step_time_seconds/ { print int($2 * 1000) }' prom)
+expect_ge "$st" 9 "metrics: step time (ms)"
+expect_le "$st" 60 "metrics: step time (ms)"
 wait "$prof"
 
 expect_eq "$(count od.gpuscope 'capture edges')" 4 "capture edges"
