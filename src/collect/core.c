@@ -1159,6 +1159,7 @@ static void watch_ended(int killed)
 	}
 	snprintf(path, sizeof(path), "%s", cl_part_open && cl_part.path ? cl_part.path : "");
 	atomic_store(&cl_live, 0);
+	cl_od_stop();   /* no more captures: the trigger socket goes */
 	cl_stream_end();
 	atomic_store(&cl_finished, 1);
 	/* the lock stays taken: nothing more is written */

@@ -277,10 +277,9 @@ void cl_od_pass_end(int final)
 /*
  * The step detector: an NVTX push/pop range whose name starts with
  * --step-range (default "ProfilerStep", PyTorch's profiler names steps
- * "ProfilerStep#N").  Whether a name id is a step's is looked up once
- * (cl_str_copy) and cached for the first STEP_IDS ids; later ids are
- * looked up again each time (rare: they are the names first seen after
- * STEP_IDS distinct strings).
+ * "ProfilerStep#N").  Whether a name id is a step's is looked up
+ * (cl_str_copy, an index under the string table's lock) and cached for the
+ * first STEP_IDS ids; later ids are looked up again at each pop.
  */
 #define STEP_IDS 8192
 static _Atomic unsigned char step_id[STEP_IDS];  /* 0 unknown, 1 a step, 2 not */
@@ -314,6 +313,8 @@ int cl_od_is_step(uint32_t name_id)
 #define STEP_WINDOW 64
 #define STEP_WARMUP 8
 #define STEP_CAPTURE 10
+/* ... and ends after STEP_CAPTURE_MAX_NS even if the steps stop (a hung program) */
+#define STEP_CAPTURE_MAX_NS (60 * 1000000000ull)
 static struct {
 	uint64_t dur[STEP_WINDOW];
 	unsigned n, head;
@@ -359,7 +360,7 @@ void cl_od_step_end(uint64_t start, uint64_t end)
 	if (left > 0 && cl_capturing() && atomic_fetch_sub(&steps_left, 1) == 1)
 		cl_capture_end();
 	if (fire)
-		cl_capture_begin_by(TRACE_TRIGGER_STEP_TIME, STEP_CAPTURE, 0);
+		cl_capture_begin_by(TRACE_TRIGGER_STEP_TIME, STEP_CAPTURE, STEP_CAPTURE_MAX_NS);
 }
 
 /* ---- the trigger socket ---- */
