@@ -105,6 +105,14 @@ expect_ge $((d60 / MS)) 95 "step_time: the slow step's length (ms)"
 expect_le $(( (s1 - t60 - d60) / MS )) 2 "step_time: capture start after the slow step's end (ms)"
 expect_ge $(( s1 - t60 - d60 )) 0 "step_time: capture start after the slow step's end"
 
+# under --on-demand a capture range repeats: every "work" range is a capture
+"$GPUSCOPE" profile --on-demand --ring-s 0.05 -c nvtx -p work -o rep -- "$OD_TARGET" 0.3 10 2>err
+"$GPUSCOPE" info rep.gpuscope >info
+n=$(awk '/^captures: / { print $2 }' info)
+expect_ge "${n:-0}" 20 "repeated nvtx range: captures"
+expect_eq "$(grep -cE '^  [0-9]+  nvtx ' info)" "$n" "repeated nvtx range: trigger"
+expect_eq "$(count rep.gpuscope 'capture edges')" $((2 * n)) "repeated nvtx range: edges"
+
 # --capture-range=nvtx whose range never starts: profile names the ranges it saw
 "$GPUSCOPE" profile -c nvtx -p nosuch -o never -- "$OD_TARGET" 0.2 10 2>err || true
 expect_grep "never started" err "never started: message"
