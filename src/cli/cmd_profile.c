@@ -1224,8 +1224,8 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 				return usage_error(profile_usage, "bad --ring-s '%s' (1 ms to 3600 seconds)", optarg);
 			break;
 		case OPT_RING_MB:
-			if (parse_u32(optarg, 4096, &o->ring_mb) < 0 || !o->ring_mb)
-				return usage_error(profile_usage, "bad --ring-mb '%s' (1 to 4096)", optarg);
+			if (parse_u32(optarg, 1024, &o->ring_mb) < 0 || !o->ring_mb)
+				return usage_error(profile_usage, "bad --ring-mb '%s' (1 to 1024)", optarg);
 			break;
 		case OPT_TRIGGER: {
 			double v;

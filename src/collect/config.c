@@ -84,7 +84,8 @@ static void config_capture(const char *spec)
  * enough to see the steps before a slow one at the step times of training
  * jobs (0.1-10 s); 64 MiB holds that much of NVTX ranges, long OS-runtime
  * calls and 100 Hz CPU samples for a few dozen threads.  1 ms..3600 s and
- * 1..4096 MiB are accepted; outside, the defaults.
+ * 1..1024 MiB are accepted (a ring segment, an eighth, must fit in one
+ * chunk of the crash path: TRACE_MAX_CHUNK); outside, the defaults.
  */
 static void config_on_demand(void)
 {
@@ -93,7 +94,7 @@ static void config_on_demand(void)
 
 	cl_config.on_demand = env_u64(GS_ENV_ON_DEMAND, 0) == 1;
 	cl_config.ring_ns = env_range(GS_ENV_RING_MS, 30000, 1, 3600000) * 1000000u;
-	cl_config.ring_bytes = (size_t)env_range(GS_ENV_RING_MB, 64, 1, 4096) << 20;
+	cl_config.ring_bytes = (size_t)env_range(GS_ENV_RING_MB, 64, 1, 1024) << 20;
 	snprintf(cl_config.step_range, sizeof(cl_config.step_range), "%s",
 		 step && *step ? step : "ProfilerStep");
 	if (name)

@@ -147,6 +147,7 @@ uint32_t cl_od_opened(uint64_t now, unsigned trigger, uint32_t steps, uint64_t d
 void cl_od_closed(uint64_t now);
 void cl_od_route(const unsigned char *p, size_t n);   /* writer lock held */
 void cl_od_pass_end(int final);                       /* writer lock held */
+void cl_od_crash(void (*chunk)(const void *p, size_t n)); /* a fatal signal's path */
 void cl_od_tick(void);                                /* writer thread, each pass */
 int cl_od_ctl_fd(void);                               /* the trigger socket, -1 = none */
 void cl_od_ctl_serve(void);                           /* writer thread: answer its requests */

@@ -272,6 +272,64 @@ void cl_od_pass_end(int final)
 	}
 }
 
+/*
+ * cl_od_crash - a fatal signal or SIGINT/SIGTERM ends the process (exit.c's
+ * crash_flush, writer lock held): the edges not yet written, a stop for an
+ * open capture, then the ring, each handed to @chunk as one chunk's
+ * entries.  Async-signal-safe: no lock, no allocation.  The ring is written
+ * by segments, skipping those whose records all ended more than ring_ns
+ * ago, so up to one segment older than --ring-s may come along.
+ */
+void cl_od_crash(void (*chunk)(const void *p, size_t n))
+{
+	unsigned char buf[2 * (sizeof(struct trace_entry) + sizeof(struct trace_capture))];
+	int n = atomic_load(&ncaps);
+	uint64_t now = cl_now(), from = now > cl_config.ring_ns ? now - cl_config.ring_ns : 0;
+
+	if (!cl_config.on_demand)
+		return;
+	if (n > 0 && !caps[n - 1].stop_written) {
+		struct trace_entry *e = (struct trace_entry *)buf;
+		struct trace_capture *r = (struct trace_capture *)(e + 1);
+		size_t len = 0;
+		for (int k = caps[n - 1].start_written; k < 2; k++) {
+			e = (struct trace_entry *)(buf + len);
+			r = (struct trace_capture *)(e + 1);
+			memset(e, 0, trace_entry_size(sizeof(*r)));
+			e->type = TRACE_EV_CAPTURE;
+			e->size = (uint16_t)trace_entry_size(sizeof(*r));
+			r->time = k ? (caps[n - 1].end ? caps[n - 1].end : now) : caps[n - 1].begin;
+			r->pid = cl_pid();
+			r->what = k ? TRACE_CAPTURE_STOP : TRACE_CAPTURE_START;
+			r->trigger = caps[n - 1].trigger;
+			r->id = (uint32_t)n;
+			len += e->size;
+		}
+		chunk(buf, len);
+		caps[n - 1].start_written = caps[n - 1].stop_written = 1;
+	}
+	if (!ring_mem)
+		return;
+	for (unsigned k = 1; k <= RING_SEGS; k++) {
+		unsigned sg = (seg_cur + k) % RING_SEGS;
+		const unsigned char *p = ring_mem + sg * seg_cap;
+		uint64_t newest = 0;
+		for (size_t pos = 0; pos + sizeof(struct trace_entry) <= seg[sg].len;) {
+			const struct trace_entry *e = (const void *)(p + pos);
+			uint64_t t;
+			if (e->size < sizeof(*e))
+				break;
+			t = entry_time(e);
+			if (t > newest)
+				newest = t;
+			pos += e->size;
+		}
+		if (seg[sg].len && newest >= from)
+			chunk(p, seg[sg].len);
+		seg[sg].len = 0;
+	}
+}
+
 /* ---- steps and the step_time trigger ---- */
 
 /*

@@ -113,6 +113,36 @@ expect_ge "${n:-0}" 20 "repeated nvtx range: captures"
 expect_eq "$(grep -cE '^  [0-9]+  nvtx ' info)" "$n" "repeated nvtx range: trigger"
 expect_eq "$(count rep.gpuscope 'capture edges')" $((2 * n)) "repeated nvtx range: edges"
 
+# SIGTERM (systemctl stop) during a capture: its stop edge and the ring are written
+"$GPUSCOPE" profile --on-demand --ring-s 0.3 -o term -- "$OD_TARGET" 5 10 2>err &
+prof=$!
+wait_socket 1
+pid=$("$GPUSCOPE" capture --list | awk '{ print $2 }')
+sleep 0.8
+"$GPUSCOPE" capture --duration 10 "$pid" >/dev/null
+sleep 0.3
+kill -TERM "$pid"
+wait "$prof" || true
+expect_eq "$(count term.gpuscope 'capture edges')" 2 "SIGTERM: capture edges"
+marks term.gpuscope >m
+edges term.gpuscope >e
+s1=$(awk 'NR == 1 { print $2 }' e)
+expect_ge "$(between m $((s1 - 300 * MS)) "$s1")" 20 "SIGTERM: marks in the ring before the capture"
+expect_ge "$(between m "$s1" $((s1 + 10000 * MS)))" 20 "SIGTERM: marks in the capture"
+
+# SIGTERM while idle: the ring (the last 0.3 s, by whole segments) is written
+"$GPUSCOPE" profile --on-demand --ring-s 0.3 -o termidle -- "$OD_TARGET" 5 10 2>err &
+prof=$!
+wait_socket 1
+pid=$("$GPUSCOPE" capture --list | awk '{ print $2 }')
+sleep 1.2
+kill -TERM "$pid"
+wait "$prof" || true
+expect_eq "$(count termidle.gpuscope 'capture edges')" 0 "SIGTERM idle: capture edges"
+"$GPUSCOPE" dump --type nvtx_mark termidle.gpuscope | sed -E 's/.*payload=([0-9]+).*/\1/' | sort -n >p
+expect_ge "$(wc -l <p)" 20 "SIGTERM idle: marks of the ring"
+expect_ge "$(tail -1 p)" 1000 "SIGTERM idle: the last mark (ms after the start)"
+
 # --capture-range=nvtx whose range never starts: profile names the ranges it saw
 "$GPUSCOPE" profile -c nvtx -p nosuch -o never -- "$OD_TARGET" 0.2 10 2>err || true
 expect_grep "never started" err "never started: message"
