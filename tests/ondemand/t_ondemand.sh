@@ -86,24 +86,25 @@ expect_ge "$(wc -l <p)" 25 "idle: marks in the ring"
 expect_le "$(wc -l <p)" 45 "idle: marks in the ring"
 expect_ge "$(head -1 p)" 1000 "idle: first mark (ms after the start)"
 
-# step_time: step 60 takes 10 times as long (4x: far above a loaded machine's noise); one capture of 10 steps, the slow step in its ring
+# step_time: step 60 takes 10 times as long (4x: above a loaded machine's noise, which may
+# still stretch a step now and then: so other captures are allowed, but one must follow step 60)
 "$GPUSCOPE" profile --on-demand --ring-s 1 --trigger 'step_time>4x median' -o slow -- \
   "$OD_TARGET" 1.5 10 60 2>err
 "$GPUSCOPE" info slow.gpuscope >info
-expect_grep "^captures: 1$" info "step_time: one capture"
-expect_grep "^  1  step_time " info "step_time: its trigger"
-edges slow.gpuscope >e
-s1=$(awk 'NR == 1 { print $2 }' e); e1=$(awk 'NR == 2 { print $2 }' e)
-expect_ge $(( (e1 - s1) / MS )) 80 "step_time: capture length (ms)"
-expect_le $(( (e1 - s1) / MS )) 300 "step_time: capture length (ms)"
-# the slow step (about 100 ms) is in the capture's ring
+n=$(awk '/^captures: / { print $2 }' info)
+expect_ge "${n:-0}" 1 "step_time: captures"
+expect_le "${n:-0}" 3 "step_time: captures"
+expect_eq "$(grep -cE '^  [0-9]+  step_time ' info)" "$n" "step_time: their trigger"
 "$GPUSCOPE" dump --type nvtx_range slow.gpuscope | grep 'name="ProfilerStep#60"' >s60 || true
 expect_eq "$(wc -l <s60)" 1 "step_time: the slow step is in the report"
 t60=$(awk '{ print $1 }' s60); d60=$(sed -E 's/.*dur=([0-9]+).*/\1/' s60)
 expect_ge $((d60 / MS)) 95 "step_time: the slow step's length (ms)"
-# it ended where the capture started (the trigger is its end)
-expect_le $(( (s1 - t60 - d60) / MS )) 2 "step_time: capture start after the slow step's end (ms)"
-expect_ge $(( s1 - t60 - d60 )) 0 "step_time: capture start after the slow step's end"
+# a capture starts at its end (the trigger is its end), and lasts its 10 steps
+edges slow.gpuscope >e
+awk -v t=$((t60 + d60)) '$1 == "start" && $2 >= t && $2 - t <= 2000000 { getline s; split(s, f, " "); print f[2] - $2 }' e >len
+expect_eq "$(wc -l <len)" 1 "step_time: a capture at the slow step's end"
+expect_ge $(( $(cat len) / MS )) 80 "step_time: its length (ms)"
+expect_le $(( $(cat len) / MS )) 400 "step_time: its length (ms)"
 
 # under --on-demand a capture range repeats: every "work" range is a capture
 "$GPUSCOPE" profile --on-demand --ring-s 0.05 -c nvtx -p work -o rep -- "$OD_TARGET" 0.3 10 2>err
@@ -112,6 +113,18 @@ n=$(awk '/^captures: / { print $2 }' info)
 expect_ge "${n:-0}" 20 "repeated nvtx range: captures"
 expect_eq "$(grep -cE '^  [0-9]+  nvtx ' info)" "$n" "repeated nvtx range: trigger"
 expect_eq "$(count rep.gpuscope 'capture edges')" $((2 * n)) "repeated nvtx range: edges"
+
+# several processes of one run: a capture by name reaches each, and is one capture of the report
+"$GPUSCOPE" profile --on-demand --ring-s 0.3 -o multi -- sh -c "\"$OD_TARGET\" 2 10 & \"$OD_TARGET\" 2 10; wait" 2>err &
+prof=$!
+wait_socket 3
+sleep 0.5
+"$GPUSCOPE" capture --duration 0.3 multi >out
+wait "$prof"
+expect_ge "$(grep -c '^capture 1 started in process' out)" 3 "multi: processes triggered"
+"$GPUSCOPE" info multi.gpuscope >info
+expect_grep "^captures: 1$" info "multi: one capture"
+expect_grep "^  1  command .* processes [3-9]$" info "multi: its processes"
 
 # SIGTERM (systemctl stop) during a capture: its stop edge and the ring are written
 "$GPUSCOPE" profile --on-demand --ring-s 0.3 -o term -- "$OD_TARGET" 5 10 2>err &
