@@ -12,6 +12,7 @@
  * every option.
  */
 #include "commands.h"
+#include "captures.h"
 #include "../collect/env.h"
 #include "../collect/trigger.h"
 #include "../nvml/sampler.h"
@@ -971,6 +972,7 @@ static char **list_parts(const char *dir, size_t *n)
 struct report_counts {
 	uint64_t events, procs, kernels, kmetrics;
 	int capture_started;      /* a capture range's start edge was recorded */
+	size_t captures;          /* captures (cli/captures.h) */
 	char *nvtx_seen;          /* NVTX range names in the report, "a, b" (owned), or NULL */
 };
 
@@ -1014,6 +1016,11 @@ static int count_report(const char *path, struct report_counts *rc)
 	for (size_t i = 0; i < m.captures.n; i++)
 		if (m.captures.v[i].what == TRACE_CAPTURE_START)
 			rc->capture_started = 1;
+	{
+		struct capture *c;
+		rc->captures = captures_of(&m, &c);
+		free(c);
+	}
 	/* up to 10 distinct names, which is enough to spot a misspelt range */
 	for (size_t i = 0; i < m.nvtx.n && nseen < 10; i++) {
 		const char *name = strtab_get(&m.str, m.nvtx.v[i].name_id);
@@ -1448,7 +1455,7 @@ int cmd_profile(int argc, char **argv)
 		 */
 		if (o.capture && !strncmp(o.capture, "nvtx:", 5) && !rc.capture_started) {
 			capture_msg = xstrfmt("--capture-range=%s: the range never started, so nothing "
-					      "inside it was recorded (NVTX ranges in the report: %s)",
+					      "inside it was recorded (NVTX ranges seen: %s)",
 					      o.capture, rc.nvtx_seen ? rc.nvtx_seen : "none");
 			if (add_report_warning(out, tmp, capture_msg) < 0)
 				warning("the report '%s' does not hold the warning below", out);
@@ -1459,6 +1466,9 @@ int cmd_profile(int argc, char **argv)
 		if (capture_msg)
 			warning("%s", capture_msg);
 		free(capture_msg);
+		if (o.on_demand)
+			fprintf(stderr, "gpuscope: on demand: %zu capture%s (`gpuscope info %s` lists them)\n",
+				rc.captures, rc.captures == 1 ? "" : "s", out);
 		if (o.kernel_metrics && !rc.kmetrics)
 			fprintf(stderr, "gpuscope: no kernel metrics: %s\n",
 				!rc.kernels ? "no CUDA kernel was recorded (no GPU, no driver, or no kernel launched)"
