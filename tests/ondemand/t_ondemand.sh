@@ -114,6 +114,23 @@ expect_ge "${n:-0}" 20 "repeated nvtx range: captures"
 expect_eq "$(grep -cE '^  [0-9]+  nvtx ' info)" "$n" "repeated nvtx range: trigger"
 expect_eq "$(count rep.gpuscope 'capture edges')" $((2 * n)) "repeated nvtx range: edges"
 
+# a monitor alert's --on-alert calls `gpuscope capture` (a recorded H200 replay crossing 600 W)
+replay=${GS_SOURCE_DIR:-}/tests/data/nvml/h200.load.jsonl
+if [ -f "$replay" ]; then
+  "$GPUSCOPE" profile --on-demand --ring-s 0.2 -o alerted -- "$OD_TARGET" 2 10 2>err &
+  prof=$!
+  wait_socket 1
+  "$GPUSCOPE" monitor --replay "$replay" --interval 10 -i 0 -s p --alert 'power>600' \
+    --on-alert '[ "$GPUSCOPE_ALERT_STATE" = start ] && "$GPUSCOPE" capture --duration 0.3 alerted >>'"$T/hook" \
+    >/dev/null 2>&1
+  wait "$prof"
+  expect_grep "^capture 1 started in process" "$T/hook" "on-alert: the capture command"
+  "$GPUSCOPE" info alerted.gpuscope >info
+  expect_grep "^captures: 1$" info "on-alert: one capture"
+else
+  echo "skip: no $replay (the monitor alert part)"
+fi
+
 # several processes of one run: a capture by name reaches each, and is one capture of the report
 "$GPUSCOPE" profile --on-demand --ring-s 0.3 -o multi -- sh -c "\"$OD_TARGET\" 2 10 & \"$OD_TARGET\" 2 10; wait" 2>err &
 prof=$!
