@@ -257,6 +257,9 @@ uint32_t cl_capture_begin_by(unsigned trigger, uint32_t steps, uint64_t duration
 	uint64_t now;
 	uint32_t id;
 
+	/* on demand, past the last window a capture is refused rather than left open */
+	if (cl_config.on_demand && atomic_load(&ncwin) >= CAPTURE_WINDOWS)
+		return 0;
 	if (atomic_load(&capture_done) || atomic_exchange(&capture_on, 1))
 		return 0;
 	now = cl_now();

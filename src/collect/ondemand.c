@@ -207,11 +207,15 @@ static void stage_capture(uint64_t time, unsigned what, const struct od_capture 
 }
 
 /* Writer lock held: the ring before each capture opened since, and its edges. */
+static int edges_done;   /* captures before it have both edges written (writer only) */
+
 static void od_edges(void)
 {
 	int n = atomic_load(&ncaps);
 
-	for (int i = 0; i < n; i++) {
+	while (edges_done < n && caps[edges_done].stop_written)
+		edges_done++;
+	for (int i = edges_done; i < n; i++) {
 		struct od_capture c;
 		pthread_mutex_lock(&cap_lock);
 		c = caps[i];
@@ -501,6 +505,7 @@ void cl_od_atfork_child(void)
 	atomic_store(&ncaps, 0);
 	atomic_store(&cuda_on, 0);
 	reach_from = reach_begin = 0;
+	edges_done = 0;
 }
 
 int cl_od_ctl_fd(void)

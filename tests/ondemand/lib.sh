@@ -36,3 +36,6 @@ edges() { "$GPUSCOPE" dump --type capture "$1" | awk '{ w = $0; sub(/.*what=/, "
 marks() { "$GPUSCOPE" dump --type nvtx_mark "$1" | awk '/name="tick"/ { print $1 }'; }
 # between FILE LO HI : how many numbers of FILE lie in [LO, HI)
 between() { awk -v lo="$2" -v hi="$3" '$1 >= lo && $1 < hi { n++ } END { print n + 0 }' "$1"; }
+# reach FILE LO HI : how far (ns) before HI the earliest number of FILE in [LO, HI) lies (0: none)
+reach() { awk -v lo="$2" -v hi="$3" '$1 >= lo && $1 < hi && (m == "" || $1 < m) { m = $1 }
+  END { print (m == "" ? 0 : hi - m) }' "$1"; }
