@@ -9,7 +9,10 @@
 # times; the medians and their difference (the overhead per operation) are
 # printed.  "osrt>=thr" profiles with --osrt-threshold 0, so every call is
 # recorded; "osrt<thr" uses the default 1 us threshold, under which a 0-byte
-# read is timed but not recorded.
+# read is timed but not recorded.  A third program, "on-demand idle", runs
+# alternately with the two: the same profile with --on-demand and no
+# trigger (docs/always-on.md): hooks record into the flight recorder's ring,
+# nothing is written but the ring at the end.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 b=${1:-build}
@@ -28,30 +31,36 @@ one() { # CASE N MODE -> ns per op
     plain) "$tmp/bench" "$c" "$n" ;;
     prof) "$g" profile --force -o "$tmp/r" --no-gpu-metrics --trace=nvtx,osrt -- "$tmp/bench" "$c" "$n" 2>/dev/null ;;
     prof0) "$g" profile --force -o "$tmp/r" --no-gpu-metrics --trace=nvtx,osrt --osrt-threshold 0 -- "$tmp/bench" "$c" "$n" 2>/dev/null ;;
+    od) GPUSCOPE_CTL_DIR=$tmp/ctl "$g" profile --force -o "$tmp/r" --on-demand --trace=nvtx,osrt -- "$tmp/bench" "$c" "$n" 2>/dev/null ;;
+    od0) GPUSCOPE_CTL_DIR=$tmp/ctl "$g" profile --force -o "$tmp/r" --on-demand --trace=nvtx,osrt --osrt-threshold 0 -- "$tmp/bench" "$c" "$n" 2>/dev/null ;;
   esac
 }
 
 bench() { # LABEL CASE N PROFMODE
   local label=$1 c=$2 n=$3 pm=$4
   [[ " ${CASES:-pushpop read0 nsleep0 mutex rwlock} " == *" $c "* ]] || return 0
-  : >"$tmp/p"; : >"$tmp/q"
+  local om=od; [ "$pm" = prof0 ] && om=od0
+  : >"$tmp/p"; : >"$tmp/q"; : >"$tmp/o"
   for _ in $(seq "$runs"); do
     one "$c" "$n" plain >>"$tmp/p"
     one "$c" "$n" "$pm" >>"$tmp/q"
+    one "$c" "$n" "$om" >>"$tmp/o"
   done
   printf '%-26s' "$label"
   for col in 2 3 4; do  # thread CPU, process CPU, wall
-    local mp mq
+    local mp mq mo
     mp=$(awk -v k=$col '{ print $k }' "$tmp/p" | median)
     mq=$(awk -v k=$col '{ print $k }' "$tmp/q" | median)
-    printf ' | %7.1f %7.1f %+7.1f' "$mp" "$mq" "$(awk -v a="$mq" -v b="$mp" 'BEGIN { print a - b }')"
+    mo=$(awk -v k=$col '{ print $k }' "$tmp/o" | median)
+    printf ' | %7.1f %7.1f %+7.1f %7.1f %+7.1f' "$mp" "$mq" "$(awk -v a="$mq" -v b="$mp" 'BEGIN { print a - b }')" \
+      "$mo" "$(awk -v a="$mo" -v b="$mp" 'BEGIN { print a - b }')"
   done
   echo
 }
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $runs alternating runs each, medians"
-echo "# ns per operation: plain, profiled, overhead; for thread CPU | process CPU | wall"
-printf '%-26s | %23s | %23s | %23s\n' case "thread CPU" "process CPU" wall
+echo "# ns per operation: plain, profiled, its overhead, on-demand idle, its overhead; for thread CPU | process CPU | wall"
+printf '%-26s | %39s | %39s | %39s\n' case "thread CPU" "process CPU" wall
 bench "nvtx push/pop pair" pushpop 2000000 prof
 bench "read(fd,buf,0) osrt<thr" read0 500000 prof
 bench "read(fd,buf,0) osrt>=thr" read0 500000 prof0

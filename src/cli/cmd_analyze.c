@@ -2,6 +2,7 @@
  * cmd_analyze.c - `gpuscope analyze`: the ranked diagnosis (docs/rules.md).
  */
 #include "commands.h"
+#include "captures.h"
 #include "../analyze/analyze.h"
 #include "../analyze/critpath.h"
 #include "../import/import.h"
@@ -16,7 +17,7 @@ static const char analyze_usage[] =
 
 enum {
 	O_FORMAT = 'f', O_START = 256, O_END, O_NVTX, O_STEP, O_SET, O_DATA_RANGE, O_CP, O_CP_ANN,
-	O_CP_INST, O_RULES, O_COLOR, O_NO_PROGRESS, O_RANK,
+	O_CP_INST, O_RULES, O_COLOR, O_NO_PROGRESS, O_RANK, O_CAPTURE,
 };
 
 static const struct cli_opt analyze_opts[] = {
@@ -34,6 +35,9 @@ static const struct cli_opt analyze_opts[] = {
 	  "NVTX ranges (a shell pattern) that mark the program's data loading", NULL, OPT_REPEAT },
 	{ "rank", 0, O_RANK, ARG_REQUIRED, "N",
 	  "analyse rank N of a merged distributed run alone (docs/distributed.md)", NULL, 0 },
+	{ "capture", 0, O_CAPTURE, ARG_REQUIRED, "K",
+	  "analyse capture K alone, with the flight recorder's ring before it\n"
+	  "(`gpuscope info` lists them; docs/always-on.md)", NULL, 0 },
 	{ "critical-path", 0, O_CP, ARG_NONE, NULL, "the critical path of one window instead", NULL, 0 },
 	{ "cp-annotation", 0, O_CP_ANN, ARG_REQUIRED, "NAME",
 	  "with --critical-path: the NVTX range that marks the window", NULL, 0 },
@@ -69,6 +73,7 @@ int cmd_analyze(int argc, char **argv)
 	struct model m;
 	struct critpath_opts cpo = { 0 };
 	int cp_on = 0, rules = 0, c, progress = 1, rank = -1;
+	unsigned capture = 0;
 	struct opt_iter it;
 	struct progress prog;
 	struct load_opts lo = { 0 };
@@ -103,6 +108,17 @@ int cmd_analyze(int argc, char **argv)
 				return usage_error(analyze_usage, "bad rank '%s'", it.arg);
 			}
 			rank = (int)v;
+			break;
+		}
+		case O_CAPTURE: {
+			char *e;
+			unsigned long v = strtoul(it.arg, &e, 10);
+			if (*e || !*it.arg || *it.arg == '-' || !v || v > UINT32_MAX) {
+				free(set);
+				free(ranges);
+				return usage_error(analyze_usage, "bad capture '%s' (1, 2, ...)", it.arg);
+			}
+			capture = (unsigned)v;
 			break;
 		}
 		case O_NO_PROGRESS: progress = 0; break;
@@ -154,6 +170,8 @@ int cmd_analyze(int argc, char **argv)
 	progress_end(&prog);
 	if (ret == 0 && rank >= 0)
 		ret = model_keep_rank(&m, rank);
+	if (ret == 0 && capture)
+		ret = capture_keep(&m, capture);
 	if (ret < 0) {
 		model_release(&m);
 		free(set);

@@ -2,6 +2,7 @@
  * cmd_info.c - `gpuscope info REPORT`: what a report holds.
  */
 #include "commands.h"
+#include "captures.h"
 #include "../import/import.h"
 #include "../model/device_facts.h"
 #include "../trace/trace.h"
@@ -378,6 +379,48 @@ static void print_device_text(const struct model *m, const struct trace_device *
 	}
 }
 
+/*
+ * The captures (captures.h), times from the report's start: number,
+ * trigger, start, length ("-" while never closed), the ring written before
+ * it ("-": none), and how many processes took part.  `analyze --capture K`
+ * loads one.
+ */
+static void print_captures_text(const struct model *m)
+{
+	struct capture *c;
+	size_t n = captures_of(m, &c);
+	char b1[64], b2[64], b3[64];
+
+	if (n)
+		printf("captures: %zu\n", n);
+	for (size_t i = 0; i < n; i++) {
+		double start = c[i].start > m->t_min ? (double)(c[i].start - m->t_min) : 0;
+		printf("  %zu  %-15s start %s  length %s  ring %s  processes %zu\n", i + 1,
+		       capture_trigger_name(c[i].trigger), fmt_duration(b1, sizeof(b1), start),
+		       c[i].stop >= c[i].start ? fmt_duration(b2, sizeof(b2), (double)(c[i].stop - c[i].start))
+					       : "-",
+		       c[i].ring_from && c[i].ring_from < c[i].start
+			       ? fmt_duration(b3, sizeof(b3), (double)(c[i].start - c[i].ring_from)) : "-",
+		       c[i].nprocs);
+	}
+	free(c);
+}
+
+static void print_json_captures(struct strbuf *sb, const struct model *m)
+{
+	struct capture *c;
+	size_t n = captures_of(m, &c);
+
+	strbuf_addstr(sb, ",\"captures\":[");
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(sb, "%s{\"id\":%zu,\"trigger\":\"%s\",\"start\":%" PRIu64 ",\"stop\":%" PRIu64
+			    ",\"ring_from\":%" PRIu64 ",\"processes\":%zu}", i ? "," : "", i + 1,
+			    capture_trigger_name(c[i].trigger), c[i].start, c[i].stop, c[i].ring_from,
+			    c[i].nprocs);
+	strbuf_addch(sb, ']');
+	free(c);
+}
+
 static void print_text(const struct model *m, const struct info_sink *is)
 {
 	struct count_row rows[32];
@@ -415,6 +458,7 @@ static void print_text(const struct model *m, const struct info_sink *is)
 			printf("  %-20s %zu\n", rows[i].name, rows[i].n);
 	if (m->nvtx_open)
 		printf("  %-20s %" PRIu64 "\n", "nvtx ranges open", m->nvtx_open);
+	print_captures_text(m);
 	for (unsigned d = 1; d < TRACE_DROP__COUNT; d++)
 		total_drops += m->drops[d];
 	printf("dropped:  %" PRIu64 "\n", total_drops);
@@ -488,7 +532,9 @@ static void print_json(const struct model *m, const struct info_sink *is)
 	for (unsigned d = 1; d < TRACE_DROP__COUNT; d++)
 		strbuf_addf(&sb, "%s\"%s\":%" PRIu64, d > 1 ? "," : "", trace_drop_source_name(d),
 			    m->drops[d]);
-	strbuf_addstr(&sb, "},\"warnings\":[");
+	strbuf_addch(&sb, '}');
+	print_json_captures(&sb, m);
+	strbuf_addstr(&sb, ",\"warnings\":[");
 	for (size_t i = 0; i < m->nr_warnings; i++) {
 		strbuf_addstr(&sb, i ? ",\"" : "\"");
 		strbuf_add_json_str(&sb, m->warnings[i]);

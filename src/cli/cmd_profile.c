@@ -12,7 +12,9 @@
  * every option.
  */
 #include "commands.h"
+#include "captures.h"
 #include "../collect/env.h"
+#include "../collect/trigger.h"
 #include "../nvml/sampler.h"
 #include "../import/import.h"
 #include "../trace/trace.h"
@@ -43,7 +45,7 @@ enum {
 	OPT_DURATION = 'd', OPT_NVTX_CAPTURE = 'p',
 	OPT_OSRT_THRESHOLD = 256, OPT_CPU_HZ, OPT_CAPTURE_END, OPT_GPU_METRICS, OPT_NO_GPU_METRICS,
 	OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML, OPT_KMETRICS, OPT_KFILTER, OPT_KCOUNT,
-	OPT_PM, OPT_TORCH_HISTORY,
+	OPT_PM, OPT_TORCH_HISTORY, OPT_ON_DEMAND, OPT_RING_S, OPT_RING_MB, OPT_TRIGGER, OPT_STEP_RANGE,
 };
 
 /* The nsys spellings (-t, -c, -p, -y, -d, -f true, --stats=true) are docs/nsys-options.md's. */
@@ -89,6 +91,20 @@ static const struct cli_opt profile_opts[] = {
 	{ "torch-memory-history", 0, OPT_TORCH_HISTORY, ARG_NONE, NULL,
 	  "record PyTorch's allocation history, so an out-of-memory names the largest\n"
 	  "allocations with their stacks (docs/memory.md)", NULL, 0 },
+	{ "on-demand", 0, OPT_ON_DEMAND, ARG_NONE, NULL,
+	  "stay idle (no CUDA tracing) until a capture: `gpuscope capture PID|NAME`,\n"
+	  "a capture range or --trigger; keep the last --ring-s seconds of NVTX, OS runtime\n"
+	  "and CPU samples in memory for each capture (docs/always-on.md)", NULL, 0 },
+	{ "ring-s", 0, OPT_RING_S, ARG_REQUIRED, "S",
+	  "with --on-demand: a capture also writes the S seconds before it (default 30)", NULL, 0 },
+	{ "ring-mb", 0, OPT_RING_MB, ARG_REQUIRED, "MB",
+	  "with --on-demand: memory of that ring per process (default 64)", NULL, 0 },
+	{ "trigger", 0, OPT_TRIGGER, ARG_REQUIRED, "COND",
+	  "with --on-demand: capture when COND holds: 'step_time>1.3x median'\n"
+	  "(temp>C and mem_used>P% are parsed, not yet acted on)", NULL, 0 },
+	{ "step-range", 0, OPT_STEP_RANGE, ARG_REQUIRED, "NAME",
+	  "with --on-demand: NVTX push/pop ranges whose name starts with NAME are steps\n"
+	  "(default ProfilerStep)", NULL, 0 },
 	{ "stats", 0, OPT_STATS, ARG_BOOL, NULL, "print `gpuscope stats` of the report afterwards", NULL, 0 },
 	{ "analyze", 0, OPT_ANALYZE, ARG_NONE, NULL, "print `gpuscope analyze` of the report afterwards",
 	  NULL, 0 },
@@ -138,6 +154,10 @@ struct profile_opts {
 	unsigned pm_us;               /* PM sampling interval, 0 = off */
 	int stats, analyze, html;
 	int torch_history;        /* --torch-memory-history (docs/memory.md) */
+	int on_demand;            /* --on-demand (docs/always-on.md) */
+	uint64_t ring_ns;
+	unsigned ring_mb;
+	const char *trigger, *step_range;
 };
 
 enum { TR_NVTX = 1, TR_OSRT = 2, TR_CUDA = 4 };
@@ -660,6 +680,34 @@ static void set_python_hook(const struct profile_opts *o, const char *lib)
 	free(copy);
 }
 
+/* The report's name for `gpuscope capture NAME`: the output's file name without its extension. */
+static char *report_name;
+
+/* --on-demand's settings (docs/always-on.md); unset otherwise, so that nothing leaks into a nested profile. */
+static void set_on_demand(const struct profile_opts *o)
+{
+	static const char *const vars[] = { GS_ENV_ON_DEMAND, GS_ENV_RING_MS, GS_ENV_RING_MB,
+					    GS_ENV_TRIGGER, GS_ENV_STEP_RANGE, GS_ENV_REPORT_NAME };
+
+	if (!o->on_demand) {
+		for (size_t i = 0; i < ARRAY_SIZE(vars); i++)
+			unsetenv(vars[i]);
+		return;
+	}
+	setenv(GS_ENV_ON_DEMAND, "1", 1);
+	setenv_u64(GS_ENV_RING_MS, o->ring_ns / 1000000u);
+	setenv_u64(GS_ENV_RING_MB, o->ring_mb);
+	if (o->trigger)
+		setenv(GS_ENV_TRIGGER, o->trigger, 1);
+	else
+		unsetenv(GS_ENV_TRIGGER);
+	if (o->step_range)
+		setenv(GS_ENV_STEP_RANGE, o->step_range, 1);
+	else
+		unsetenv(GS_ENV_STEP_RANGE);
+	setenv(GS_ENV_REPORT_NAME, report_name ? report_name : "", 1);
+}
+
 static void set_environment(const struct profile_opts *o, const char *dir, const char *lib)
 {
 	const char *old = getenv("LD_PRELOAD");
@@ -703,6 +751,7 @@ static void set_environment(const struct profile_opts *o, const char *dir, const
 	else
 		unsetenv(GS_ENV_PM_SAMPLING);
 	setenv_u64(GS_ENV_START, now_mono_ns());
+	set_on_demand(o);
 	if (watch_r >= 0)
 		setenv_u64(GS_ENV_WATCH_FD, (uint64_t)watch_r);
 	else
@@ -923,6 +972,7 @@ static char **list_parts(const char *dir, size_t *n)
 struct report_counts {
 	uint64_t events, procs, kernels, kmetrics;
 	int capture_started;      /* a capture range's start edge was recorded */
+	size_t captures;          /* captures (cli/captures.h) */
 	char *nvtx_seen;          /* NVTX range names in the report, "a, b" (owned), or NULL */
 };
 
@@ -966,6 +1016,11 @@ static int count_report(const char *path, struct report_counts *rc)
 	for (size_t i = 0; i < m.captures.n; i++)
 		if (m.captures.v[i].what == TRACE_CAPTURE_START)
 			rc->capture_started = 1;
+	{
+		struct capture *c;
+		rc->captures = captures_of(&m, &c);
+		free(c);
+	}
 	/* up to 10 distinct names, which is enough to spot a misspelt range */
 	for (size_t i = 0; i < m.nvtx.n && nseen < 10; i++) {
 		const char *name = strtab_get(&m.str, m.nvtx.v[i].name_id);
@@ -975,6 +1030,27 @@ static int count_report(const char *path, struct report_counts *rc)
 				break;
 		if (j < i || !*name)
 			continue;
+		strbuf_addf(&seen, "%s'%s'", nseen++ ? ", " : "", name);
+	}
+	/* the names the collector saw while the range had not started (TRACE_NAME_NVTX_SEEN) */
+	for (size_t i = 0; i < m.names.n && nseen < 10; i++) {
+		const char *name = strtab_get(&m.str, m.names.v[i].name_id);
+		size_t j;
+		if (m.names.v[i].kind != TRACE_NAME_NVTX_SEEN || !*name)
+			continue;
+		for (j = 0; j < i; j++)
+			if (m.names.v[j].kind == TRACE_NAME_NVTX_SEEN && m.names.v[j].name_id == m.names.v[i].name_id)
+				break;
+		if (j < i)
+			continue;
+		{
+			/* not again when the report's own ranges named it */
+			char *q = xstrfmt("'%s'", name);
+			int dup = seen.buf && strstr(seen.buf, q);
+			free(q);
+			if (dup)
+				continue;
+		}
 		strbuf_addf(&seen, "%s'%s'", nseen++ ? ", " : "", name);
 	}
 	rc->nvtx_seen = seen.buf;
@@ -1146,6 +1222,36 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 		case OPT_TORCH_HISTORY:
 			o->torch_history = 1;
 			break;
+		case OPT_ON_DEMAND:
+			o->on_demand = 1;
+			break;
+		case OPT_RING_S:
+			if (parse_duration_ns(optarg, &o->ring_ns, "s") < 0 || o->ring_ns < 1000000u ||
+			    o->ring_ns > 3600000000000u)
+				return usage_error(profile_usage, "bad --ring-s '%s' (1 ms to 3600 seconds)", optarg);
+			break;
+		case OPT_RING_MB:
+			if (parse_u32(optarg, 1024, &o->ring_mb) < 0 || !o->ring_mb)
+				return usage_error(profile_usage, "bad --ring-mb '%s' (1 to 1024)", optarg);
+			break;
+		case OPT_TRIGGER: {
+			double v;
+			int k = trigger_parse(optarg, &v);
+			if (!k)
+				return usage_error(profile_usage, "bad --trigger '%s' ('step_time>1.3x median', "
+						   "'temp>85' or 'mem_used>95%%')", optarg);
+			if (k != TRIGGER_STEP_TIME)
+				return usage_error(profile_usage, "--trigger '%s' is not acted on yet: GPU samples "
+						   "are taken outside the program; use `gpuscope monitor --on-alert "
+						   "'gpuscope capture NAME'` (docs/always-on.md)", optarg);
+			o->trigger = optarg;
+			break;
+		}
+		case OPT_STEP_RANGE:
+			if (!*optarg)
+				return usage_error(profile_usage, "--step-range needs a name");
+			o->step_range = optarg;
+			break;
 		case OPT_STATS:
 			o->stats = opt_bool(&it);
 			break;
@@ -1183,6 +1289,15 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 	if (o->pm_us && o->kernel_metrics)
 		return usage_error(profile_usage, "--pm-sampling and --kernel-metrics cannot share the GPU's counters: "
 				   "use one per run");
+	if (!o->on_demand && (o->ring_ns || o->ring_mb || o->trigger || o->step_range))
+		return usage_error(profile_usage, "--ring-s, --ring-mb, --trigger and --step-range need --on-demand");
+	if (o->on_demand && (o->delay_ns || o->duration_ns))
+		return usage_error(profile_usage, "--on-demand records on a trigger, not by --delay/--duration: "
+				   "`gpuscope capture --duration S` bounds a capture");
+	if (!o->ring_ns)
+		o->ring_ns = 30000000000u;    /* defaults: docs/always-on.md, collector's config.c */
+	if (!o->ring_mb)
+		o->ring_mb = 64;
 	if (it.ind >= argc)
 		return usage_error(profile_usage, "no program to profile");
 	*first = it.ind;
@@ -1221,6 +1336,19 @@ int cmd_profile(int argc, char **argv)
 	if (!lib) {
 		free(out);
 		return EXIT_FAIL;
+	}
+	if (o.on_demand) {
+		const char *base = strrchr(out, '/');
+		size_t n;
+		base = base ? base + 1 : out;
+		n = strlen(base);
+		if (n > strlen(TRACE_FILE_EXT) && !strcmp(base + n - strlen(TRACE_FILE_EXT), TRACE_FILE_EXT))
+			n -= strlen(TRACE_FILE_EXT);
+		report_name = xstrdup(base);
+		report_name[n] = 0;
+		/* GPU metrics are sampled outside the program, for the whole run: only when asked */
+		if (o.gpu_metrics < 0)
+			o.gpu_metrics = 0;
 	}
 	tmp = xstrfmt("%s/gpuscope-XXXXXX", tmproot && *tmproot ? tmproot : "/tmp");
 	if (!mkdtemp(tmp)) {
@@ -1327,7 +1455,7 @@ int cmd_profile(int argc, char **argv)
 		 */
 		if (o.capture && !strncmp(o.capture, "nvtx:", 5) && !rc.capture_started) {
 			capture_msg = xstrfmt("--capture-range=%s: the range never started, so nothing "
-					      "inside it was recorded (NVTX ranges in the report: %s)",
+					      "inside it was recorded (NVTX ranges seen: %s)",
 					      o.capture, rc.nvtx_seen ? rc.nvtx_seen : "none");
 			if (add_report_warning(out, tmp, capture_msg) < 0)
 				warning("the report '%s' does not hold the warning below", out);
@@ -1338,6 +1466,9 @@ int cmd_profile(int argc, char **argv)
 		if (capture_msg)
 			warning("%s", capture_msg);
 		free(capture_msg);
+		if (o.on_demand)
+			fprintf(stderr, "gpuscope: on demand: %zu capture%s (`gpuscope info %s` lists them)\n",
+				rc.captures, rc.captures == 1 ? "" : "s", out);
 		if (o.kernel_metrics && !rc.kmetrics)
 			fprintf(stderr, "gpuscope: no kernel metrics: %s\n",
 				!rc.kernels ? "no CUDA kernel was recorded (no GPU, no driver, or no kernel launched)"

@@ -134,6 +134,7 @@ int cmd_merge_parse(struct cmd_setup *s, int argc, char **argv);
 int cmd_merge_run(struct cmd_setup *s);
 int cmd_check_parse(struct cmd_setup *s, int argc, char **argv);
 int cmd_check_run(struct cmd_setup *s);
+int cmd_capture(int argc, char **argv);
 
 extern const struct cli_cmd cli_profile;
 extern const struct cli_cmd cli_info;
@@ -148,6 +149,7 @@ extern const struct cli_cmd cli_monitor;
 extern const struct cli_cmd cli_health;
 extern const struct cli_cmd cli_merge;
 extern const struct cli_cmd cli_topo;
+extern const struct cli_cmd cli_capture;
 
 /*
  * Exit statuses shared by commands: 0 success, 1 a finding/regression/failed

@@ -23,6 +23,7 @@
 
 static const struct command commands[] = {
 	{ "profile", cmd_profile, 0, &cli_profile, NULL, NULL },
+	{ "capture", cmd_capture, 0, &cli_capture, NULL, NULL },
 	{ "info", NULL, CMD_NEED_INPUT | CMD_PROGRESS, &cli_info, cmd_info_parse, cmd_info_run },
 	{ "dump", cmd_dump, 0, &cli_dump, NULL, NULL },
 	{ "stats", NULL, CMD_OPENS_OUTPUT | CMD_NEED_INPUT | CMD_PROGRESS, &cli_stats, cmd_stats_parse,

@@ -81,6 +81,15 @@ struct cl_config {
 		size_t buffer_bytes;    /* GPUSCOPE_CUPTI_BUFFER_KB: 64 KiB .. 1 GiB (4 MiB) */
 		unsigned flush_ms;      /* GPUSCOPE_CUPTI_FLUSH_MS: 0 .. 600000 (1000) */
 	} cupti;
+	/* on-demand tracing (ondemand.c, docs/always-on.md) */
+	int on_demand;              /* GPUSCOPE_ON_DEMAND=1: idle until a capture */
+	uint64_t ring_ns;           /* flight recorder: how far back a capture reaches */
+	size_t ring_bytes;          /* flight recorder: its memory */
+	char step_range[128];       /* NVTX range name prefix that marks a step */
+	int trigger;                /* enum trigger_kind (trigger.h), 0 = none */
+	double trigger_value;       /* its threshold */
+	char report_name[256];      /* `gpuscope capture NAME` finds the run by it */
+	char ctl_dir[1024];         /* "" = $XDG_RUNTIME_DIR/gpuscope or /tmp/gpuscope-UID */
 	char dir[4096];
 };
 
@@ -126,6 +135,16 @@ int cl_recording_at(uint64_t time);
 /* Capture range edges, from NVTX or cudaProfilerStart/Stop hooks. */
 void cl_capture_begin(void);
 void cl_capture_end(void);
+/*
+ * cl_capture_begin_by - open a capture window now, opened by @trigger
+ * (enum trace_capture_trigger); an on-demand capture ends after @steps step
+ * ranges or @duration_ns, whichever comes first (0: no such bound).
+ * Returns the capture's number (from 1), or 0 when one is already open or
+ * capturing is over.
+ */
+uint32_t cl_capture_begin_by(unsigned trigger, uint32_t steps, uint64_t duration_ns);
+/* Whether a capture window is open now. */
+int cl_capturing(void);
 
 /* Count @n dropped records of @source (enum trace_drop_source). */
 void cl_add_drops(unsigned source, uint64_t n);
@@ -148,5 +167,12 @@ void cl_guard_leave(void);
  */
 void cl_cuda_flush(int final);
 void cl_cuda_atfork_child(void);
+/*
+ * cl_cuda_capture - under --on-demand, switch CUDA tracing on (@on: CUPTI
+ * subscribed and its activity kinds enabled, the first time CUPTI is
+ * started at all) or off (kinds disabled, buffers flushed).  Called by the
+ * writer thread when a capture opens or closes.
+ */
+void cl_cuda_capture(int on);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 #include "env.h"
+#include "trigger.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +79,32 @@ static void config_capture(const char *spec)
 	}
 }
 
+/*
+ * On-demand tracing (docs/always-on.md).  The ring keeps 30 s by default:
+ * enough to see the steps before a slow one at the step times of training
+ * jobs (0.1-10 s); 64 MiB holds that much of NVTX ranges, long OS-runtime
+ * calls and 100 Hz CPU samples for a few dozen threads.  1 ms..3600 s and
+ * 1..1024 MiB are accepted (a ring segment, an eighth, must fit in one
+ * chunk of the crash path: TRACE_MAX_CHUNK); outside, the defaults.
+ */
+static void config_on_demand(void)
+{
+	const char *step = getenv(GS_ENV_STEP_RANGE), *name = getenv(GS_ENV_REPORT_NAME);
+	const char *ctl = getenv(GS_ENV_CTL_DIR), *trig = getenv(GS_ENV_TRIGGER);
+
+	cl_config.on_demand = env_u64(GS_ENV_ON_DEMAND, 0) == 1;
+	cl_config.ring_ns = env_range(GS_ENV_RING_MS, 30000, 1, 3600000) * 1000000u;
+	cl_config.ring_bytes = (size_t)env_range(GS_ENV_RING_MB, 64, 1, 1024) << 20;
+	snprintf(cl_config.step_range, sizeof(cl_config.step_range), "%s",
+		 step && *step ? step : "ProfilerStep");
+	if (name)
+		snprintf(cl_config.report_name, sizeof(cl_config.report_name), "%s", name);
+	if (ctl)
+		snprintf(cl_config.ctl_dir, sizeof(cl_config.ctl_dir), "%s", ctl);
+	if (trig && *trig)
+		cl_config.trigger = trigger_parse(trig, &cl_config.trigger_value);
+}
+
 void cl_config_read(void)
 {
 	const char *dir = getenv(GS_ENV_DIR), *tr = getenv(GS_ENV_TRACE);
@@ -132,6 +159,7 @@ void cl_config_read(void)
 		    (fcntl((int)fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
 			cl_config.watch_fd = (int)fd;
 	}
+	config_on_demand();
 	cl_config.max_buffer_bytes = (size_t)env_u64(GS_ENV_MAX_BUFFER_MB, 2048) << 20;
 	if (cl_config.max_buffer_bytes < 2 * cl_config.buffer_bytes)
 		cl_config.max_buffer_bytes = 2 * cl_config.buffer_bytes;

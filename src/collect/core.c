@@ -95,6 +95,7 @@ static unsigned char *stage;
 size_t cl_stage_len;
 static size_t stage_cap;
 uint64_t cl_drops_written[TRACE_DROP__COUNT];
+int cl_od_final;                    /* the stream's last pass: write the ring too */
 uint64_t (*cl_real_write_fn)(int, const void *, size_t);
 
 /* ---- capture ---- */
@@ -201,7 +202,7 @@ int cl_recording_at(uint64_t t)
 		return 0;
 	if (timed && (t < rec_from || t >= rec_until))
 		return 0;
-	if (cl_config.capture_mode == CL_CAPTURE_NONE)
+	if (cl_config.capture_mode == CL_CAPTURE_NONE && !cl_config.on_demand)
 		return 1;
 	for (int i = atomic_load(&ncwin) - 1; i >= 0; i--) {
 		uint64_t b = atomic_load(&cwin[i].begin), e = atomic_load(&cwin[i].end);
@@ -224,7 +225,10 @@ int cl_recording(void)
 	return 1;
 }
 
-static void emit_capture(unsigned what, uint64_t time)
+static _Atomic uint32_t capture_count;     /* captures opened (not on demand) */
+static uint32_t capture_trigger;           /* the open one's trigger */
+
+static void emit_capture(unsigned what, uint64_t time, uint32_t id)
 {
 	struct trace_capture *c = cl_reserve(TRACE_EV_CAPTURE, sizeof(*c));
 
@@ -233,18 +237,45 @@ static void emit_capture(unsigned what, uint64_t time)
 	c->time = time;
 	c->pid = cl_pid();
 	c->what = what;
+	c->trigger = capture_trigger;
+	c->id = id;
 	cl_commit();
+}
+
+int cl_capturing(void)
+{
+	return atomic_load_explicit(&capture_on, memory_order_relaxed);
+}
+
+/*
+ * Under --on-demand, ondemand.c keeps the captures and the writer writes
+ * their edges (after the ring that comes before each); capture ranges are
+ * then repeatable whatever --capture-range-end says, as a long run needs.
+ */
+uint32_t cl_capture_begin_by(unsigned trigger, uint32_t steps, uint64_t duration_ns)
+{
+	uint64_t now;
+	uint32_t id;
+
+	/* on demand, past the last window a capture is refused rather than left open */
+	if (cl_config.on_demand && atomic_load(&ncwin) >= CAPTURE_WINDOWS)
+		return 0;
+	if (atomic_load(&capture_done) || atomic_exchange(&capture_on, 1))
+		return 0;
+	now = cl_now();
+	window_edge(1, now);
+	if (cl_config.on_demand)
+		return cl_od_opened(now, trigger, steps, duration_ns);
+	capture_trigger = trigger;
+	id = atomic_fetch_add(&capture_count, 1) + 1;
+	emit_capture(TRACE_CAPTURE_START, now, id);
+	return id;
 }
 
 void cl_capture_begin(void)
 {
-	uint64_t now;
-
-	if (atomic_load(&capture_done) || atomic_exchange(&capture_on, 1))
-		return;
-	now = cl_now();
-	window_edge(1, now);
-	emit_capture(TRACE_CAPTURE_START, now);
+	cl_capture_begin_by(cl_config.capture_mode == CL_CAPTURE_CUDA_PROFILER ? TRACE_TRIGGER_PROFILER
+									   : TRACE_TRIGGER_NVTX, 0, 0);
 }
 
 void cl_capture_end(void)
@@ -255,7 +286,11 @@ void cl_capture_end(void)
 		return;
 	now = cl_now();
 	window_edge(0, now);
-	emit_capture(TRACE_CAPTURE_STOP, now);
+	if (cl_config.on_demand) {
+		cl_od_closed(now);
+		return;
+	}
+	emit_capture(TRACE_CAPTURE_STOP, now, atomic_load(&capture_count));
 	if (!cl_config.capture_repeat)
 		atomic_store(&capture_done, 1);
 }
@@ -574,16 +609,23 @@ static int is_meta(unsigned type)
 	return type < 32 && (META_TYPES >> type) & 1;
 }
 
+/* Idle under --on-demand: the flight recorder's types are kept (for its ring). */
+static int ring_keep(unsigned type)
+{
+	return cl_config.on_demand && cl_od_ring_type(type) &&
+	       atomic_load_explicit(&cl_live, memory_order_relaxed);
+}
+
 void *cl_reserve(unsigned type, size_t size)
 {
 	return reserve(type, size, is_meta(type) ? atomic_load_explicit(&cl_live, memory_order_relaxed)
-						 : cl_recording());
+						 : cl_recording() || ring_keep(type));
 }
 
 void *cl_reserve_at(unsigned type, size_t size, uint64_t time)
 {
 	return reserve(type, size, is_meta(type) ? atomic_load_explicit(&cl_live, memory_order_relaxed)
-						 : cl_recording_at(time));
+						 : cl_recording_at(time) || ring_keep(type));
 }
 
 static void *reserve(unsigned type, size_t size, int keep)
@@ -639,9 +681,8 @@ void cl_commit(void)
 
 /* ---- the part file ---- */
 
-static void stage_raw(const void *p, size_t n);
 
-static void stage_entry(unsigned type, const void *rec, size_t size)
+void cl_stage_entry(unsigned type, const void *rec, size_t size)
 {
 	unsigned char buf[sizeof(struct trace_entry) + CL_STR_MAX + 64];
 	struct trace_entry *e = (struct trace_entry *)buf;
@@ -653,7 +694,7 @@ static void stage_entry(unsigned type, const void *rec, size_t size)
 	e->type = (uint16_t)type;
 	e->size = (uint16_t)n;
 	memcpy(e + 1, rec, size);
-	stage_raw(buf, n);
+	cl_stage_raw(buf, n);
 }
 
 static uint32_t stage_string(char *s, size_t len)
@@ -669,7 +710,7 @@ static uint32_t stage_string(char *s, size_t len)
 	r->id = atomic_fetch_add(&cl_str_next_id, 1);
 	r->len = (uint32_t)len;
 	memcpy(r + 1, s, len);
-	stage_entry(TRACE_EV_STRING, buf, sizeof(*r) + len);
+	cl_stage_entry(TRACE_EV_STRING, buf, sizeof(*r) + len);
 	return r->id;
 }
 
@@ -774,7 +815,7 @@ static int part_start_unguarded(void)
 		host[sizeof(host) - 1] = 0;
 		p.host_id = stage_string(host, strlen(host));
 	}
-	stage_entry(TRACE_EV_PROCESS, &p, sizeof(p));
+	cl_stage_entry(TRACE_EV_PROCESS, &p, sizeof(p));
 	return stage_flush();
 }
 
@@ -790,7 +831,7 @@ int cl_part_start(void)
 	return r;
 }
 
-static void stage_raw(const void *p, size_t n)
+void cl_stage_raw(const void *p, size_t n)
 {
 	if (cl_stage_len + n > stage_cap)
 		stage_flush();
@@ -1003,14 +1044,19 @@ size_t cl_writer_pass(void)
 		if (st == BLK_FREE)
 			continue;
 		used = atomic_load_explicit(&b->used, memory_order_acquire);
-		if (used > b->flushed) {
+		if (used > b->flushed && cl_config.on_demand) {
+			/* each record to the part or to the flight recorder's ring */
+			total += used - b->flushed;
+			cl_od_route(b->data + b->flushed, used - b->flushed);
+			b->flushed = used;
+		} else if (used > b->flushed) {
 			size_t len = used - b->flushed;
 			if (len >= (64u << 10)) {
 				/* big enough for a chunk of its own: no copy */
 				stage_flush();
 				part_events(b->data + b->flushed, len);
 			} else {
-				stage_raw(b->data + b->flushed, len);
+				cl_stage_raw(b->data + b->flushed, len);
 			}
 			total += len;
 			b->flushed = used;
@@ -1020,25 +1066,31 @@ size_t cl_writer_pass(void)
 	}
 	if (timed) {
 		uint64_t now = cl_now();
-		struct trace_capture c = { 0, cl_pid(), 0 };
+		struct trace_capture c;
+		memset(&c, 0, sizeof(c));
+		c.pid = cl_pid();
+		c.trigger = TRACE_TRIGGER_TIMED;
+		c.id = 1;
 		if (!edge_from_written && rec_from && now >= rec_from) {
 			c.time = rec_from;
 			c.what = TRACE_CAPTURE_START;
-			stage_entry(TRACE_EV_CAPTURE, &c, sizeof(c));
+			cl_stage_entry(TRACE_EV_CAPTURE, &c, sizeof(c));
 			edge_from_written = 1;
 		}
 		if (!edge_until_written && rec_until != UINT64_MAX && now >= rec_until) {
 			c.time = rec_until;
 			c.what = TRACE_CAPTURE_STOP;
-			stage_entry(TRACE_EV_CAPTURE, &c, sizeof(c));
+			cl_stage_entry(TRACE_EV_CAPTURE, &c, sizeof(c));
 			edge_until_written = 1;
 		}
 	}
+	if (cl_config.on_demand)
+		cl_od_pass_end(cl_od_final);
 	for (unsigned s = 1; s < TRACE_DROP__COUNT; s++) {
 		uint64_t c = atomic_load(&cl_drops[s]);
 		if (c != cl_drops_written[s]) {
 			struct trace_drops d = { cl_pid(), s, c };
-			stage_entry(TRACE_EV_DROPS, &d, sizeof(d));
+			cl_stage_entry(TRACE_EV_DROPS, &d, sizeof(d));
 			cl_drops_written[s] = c;
 		}
 	}
@@ -1059,17 +1111,21 @@ static ino_t watch_ino;
 static int watch_wait(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
-	struct pollfd p = { cl_config.watch_fd, POLLIN, 0 };
+	struct pollfd fds[2] = { { cl_config.watch_fd, POLLIN, 0 }, { cl_od_ctl_fd(), POLLIN, 0 } };
+	struct pollfd p;
 
-	if (cl_config.watch_fd < 0) {
+	if (cl_config.watch_fd < 0 || watch_lost)
+		fds[0].fd = -1;   /* poll() skips a negative descriptor */
+	if (fds[0].fd < 0 && fds[1].fd < 0) {
 		nanosleep(&ts, NULL);
 		return 0;
 	}
-	if (watch_lost) {
-		nanosleep(&ts, NULL);
+	if (ppoll(fds, 2, &ts, NULL) <= 0)
 		return 0;
-	}
-	if (ppoll(&p, 1, &ts, NULL) <= 0)
+	if (fds[1].revents & POLLIN)
+		cl_od_ctl_serve();   /* a trigger: `gpuscope capture` (ondemand.c) */
+	p = fds[0];
+	if (p.fd < 0 || !p.revents)
 		return 0;
 	{
 		/* the program may have dup2()ed another file onto the number */
@@ -1106,6 +1162,7 @@ static void watch_ended(int killed)
 	}
 	snprintf(path, sizeof(path), "%s", cl_part_open && cl_part.path ? cl_part.path : "");
 	atomic_store(&cl_live, 0);
+	cl_od_stop();   /* no more captures: the trigger socket goes */
 	cl_stream_end();
 	atomic_store(&cl_finished, 1);
 	/* the lock stays taken: nothing more is written */
@@ -1137,6 +1194,7 @@ static void *writer_main(void *arg)
 		}
 		busy = cl_writer_pass() >= cl_config.buffer_bytes;
 		cl_wlock_drop();
+		cl_od_tick();
 		cl_clock_calibrate();
 	}
 	return NULL;
@@ -1307,7 +1365,7 @@ int cl_init(void)
 		if (cl_config.duration_ns)
 			rec_until = rec_from + cl_config.duration_ns;
 	}
-	atomic_store(&capture_on, cl_config.capture_mode == CL_CAPTURE_NONE);
+	atomic_store(&capture_on, cl_config.capture_mode == CL_CAPTURE_NONE && !cl_config.on_demand);
 	atomic_store(&ncwin, 0);
 	cl_config.enabled = 1;
 	atomic_store(&cl_live, 1);

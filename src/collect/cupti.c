@@ -1014,30 +1014,109 @@ static int cupti_start(char *why, size_t n)
 	return 0;
 }
 
+/* ---- on demand (docs/always-on.md) ---- */
+
+static pthread_mutex_t inject_lock = PTHREAD_MUTEX_INITIALIZER;
+static int od_pending;     /* CUDA is up, CUPTI not started: the first capture starts it */
+static int od_paused;      /* CUPTI started, its activity kinds and API callbacks off */
+
+/* Activity kinds and API callbacks on or off, as cupti_start() chose them (inject_lock held). */
+static void od_switch(int on)
+{
+	static const CUpti_ActivityKind kinds[] = {
+		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+		CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2,
+	};
+	static const unsigned kind_bits[] = {
+		KIND_KERNEL, KIND_MEMCPY, KIND_MEMCPY, KIND_MEMSET, KIND_SYNC, KIND_MEMORY,
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (cu_kinds & kind_bits[i])
+			on ? cu.ActivityEnable(kinds[i]) : cu.ActivityDisable(kinds[i]);
+	if (cl_config.cuda_all_apis || cu_api_subtract) {
+		if (on) {
+			cu.ActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+			cu.ActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+		} else {
+			cu.ActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+			cu.ActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+		}
+	}
+	if (cu_no_subscribe)
+		return;
+	for (unsigned dom = 0; dom < 2; dom++)
+		for (uint32_t cbid = 1; cbid < API_CBIDS; cbid++)
+			if (api_keep_cb[dom][cbid])
+				cu.EnableCallback(on ? 1 : 0, cu_sub,
+						  dom ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+						  cbid);
+}
+
+void cl_cuda_capture(int on)
+{
+	char why[512] = "";
+	int g = cl_guard_enter();
+
+	pthread_mutex_lock(&inject_lock);
+	if (on && od_pending) {
+		od_pending = 0;
+		if (cupti_start(why, sizeof(why)) < 0)
+			cl_warning("CUDA tracing off: %s", why);
+	} else if (on && od_paused && atomic_load(&cu_state) == CUPTI_ON) {
+		od_switch(1);
+		od_paused = 0;
+	} else if (!on && !od_paused && atomic_load(&cu_state) == CUPTI_ON) {
+		od_switch(0);
+		od_paused = 1;
+		/* hand over what the capture produced (judged by its own time) */
+		flush_all(0);
+		drain(1);
+	}
+	pthread_mutex_unlock(&inject_lock);
+	if (g)
+		cl_guard_leave();
+}
+
 CL_EXPORT int InitializeInjection(void)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static int done;
 	char why[512];
 	int g;
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&inject_lock);
 	if (done) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&inject_lock);
 		return 1;
 	}
 	done = 1;
 	if (cl_init() < 0 || !cl_config.enabled || !(cl_config.trace & CL_TRACE_CUDA)) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&inject_lock);
+		return 1;
+	}
+	/*
+	 * --on-demand: no CUPTI at all until a capture (a cudaProfilerApi
+	 * capture range needs the subscription for its callbacks: CUPTI starts
+	 * with its activity kinds off).
+	 */
+	if (cl_config.on_demand && !cl_capturing() &&
+	    cl_config.capture_mode != CL_CAPTURE_CUDA_PROFILER) {
+		od_pending = 1;
+		pthread_mutex_unlock(&inject_lock);
 		return 1;
 	}
 	g = cl_guard_enter();
 	why[0] = '\0';
 	if (cupti_start(why, sizeof(why)) < 0)
 		cl_warning("CUDA tracing off: %s", why);
+	else if (cl_config.on_demand && !cl_capturing()) {
+		od_switch(0);
+		od_paused = 1;
+	}
 	if (g)
 		cl_guard_leave();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&inject_lock);
 	return 1;
 }
 
@@ -1057,6 +1136,11 @@ void cl_cuda_flush(int final)
 
 void cl_cuda_atfork_child(void)
 {
+}
+
+void cl_cuda_capture(int on)
+{
+	(void)on;
 }
 
 #endif

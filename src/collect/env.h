@@ -28,6 +28,13 @@
 #define GS_ENV_PM_SAMPLING      "GPUSCOPE_PM_SAMPLING"     /* PM sampling interval, microseconds (pmsample.c) */
 #define GS_ENV_TORCH_MEM        "GPUSCOPE_TORCH_MEM"       /* 0: no Python allocator hook (docs/memory.md) */
 #define GS_ENV_TORCH_HISTORY    "GPUSCOPE_TORCH_MEMORY_HISTORY" /* 1: record the allocation history */
+#define GS_ENV_ON_DEMAND        "GPUSCOPE_ON_DEMAND"       /* 1: idle until a capture (docs/always-on.md) */
+#define GS_ENV_RING_MS          "GPUSCOPE_RING_MS"         /* flight recorder: milliseconds kept (default 30000) */
+#define GS_ENV_RING_MB          "GPUSCOPE_RING_MB"         /* flight recorder: MiB per process (default 64) */
+#define GS_ENV_TRIGGER          "GPUSCOPE_TRIGGER"         /* step_time>1.3x median (trigger.h) */
+#define GS_ENV_STEP_RANGE       "GPUSCOPE_STEP_RANGE"      /* NVTX name prefix of a step (ProfilerStep) */
+#define GS_ENV_REPORT_NAME      "GPUSCOPE_REPORT_NAME"     /* the report's name, for `gpuscope capture NAME` */
+#define GS_ENV_CTL_DIR          "GPUSCOPE_CTL_DIR"         /* trigger sockets' directory (tests) */
 
 /* read by profile only */
 #define GS_ENV_COLLECTOR        "GPUSCOPE_COLLECTOR"       /* path of libgpuscope-collect.so */

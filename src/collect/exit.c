@@ -50,8 +50,14 @@ static void raw_chunk(unsigned type, const void *payload, size_t n)
  * Write every block's unflushed bytes as raw chunks, with write() only.
  * Waits up to 2 s for a writer that is in the middle of a chunk.
  */
+static void crash_events(const void *p, size_t n)
+{
+	raw_chunk(TRACE_CHUNK_EVENTS, p, n);
+}
+
 static void crash_flush(int clean)
 {
+	int locked = 0;
 	uint32_t me = cl_sys_gettid();
 	struct timespec t0, t1;
 	sigset_t old;
@@ -66,8 +72,10 @@ static void crash_flush(int clean)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		uint32_t expect = 0;
-		if (atomic_compare_exchange_strong(&cl_wlock, &expect, me) || expect == me)
+		if (atomic_compare_exchange_strong(&cl_wlock, &expect, me) || expect == me) {
+			locked = 1;   /* the writer is not in the middle of the ring either */
 			break;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > 2000000000L)
 			break;
@@ -93,6 +101,9 @@ static void crash_flush(int clean)
 			b->flushed = used;
 		}
 	}
+	/* under --on-demand: an open capture's stop and the flight recorder's ring */
+	if (!cl_part_full && locked)
+		cl_od_crash(crash_events);
 	{
 		unsigned char buf[TRACE_DROP__COUNT * 32];
 		size_t len = 0;
@@ -270,7 +281,9 @@ void cl_stream_end(void)
 
 	cl_xfsz_hold(&old);
 	errno = 0;
+	cl_od_final = 1;   /* under --on-demand: the ring goes in too (ondemand.c) */
 	cl_writer_pass();
+	cl_od_final = 0;
 	cl_part_tail();
 	if (cl_part_open) {
 		cl_part_full = 0;   /* the end chunk fits in the tail's room */

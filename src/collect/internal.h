@@ -135,6 +135,32 @@ void cl_sources_stop(void);
 void cl_sources_atfork_child(void);
 void cl_sources_flush(int final);
 
+/*
+ * On-demand tracing (ondemand.c): the flight recorder's ring, the
+ * captures, steps and their trigger, the trigger socket.
+ */
+int cl_od_start(void);
+void cl_od_stop(void);
+void cl_od_atfork_child(void);
+int cl_od_ring_type(unsigned type);          /* kept in the ring while idle */
+uint32_t cl_od_opened(uint64_t now, unsigned trigger, uint32_t steps, uint64_t duration_ns);
+void cl_od_closed(uint64_t now);
+void cl_od_route(const unsigned char *p, size_t n);   /* writer lock held */
+void cl_od_pass_end(int final);                       /* writer lock held */
+void cl_od_crash(void (*chunk)(const void *p, size_t n)); /* a fatal signal's path */
+void cl_od_tick(void);                                /* writer thread, each pass */
+int cl_od_ctl_fd(void);                               /* the trigger socket, -1 = none */
+void cl_od_ctl_serve(void);                           /* writer thread: answer its requests */
+int cl_od_is_step(uint32_t name_id);                  /* a --step-range name */
+void cl_od_step_end(uint64_t start, uint64_t end);
+void cl_od_counts(uint64_t *nsteps, uint64_t *last_step_ns, int *ncaptures);
+/* The string of id @id (strings.c; a scan under the table's lock). */
+size_t cl_str_copy(uint32_t id, char *buf, size_t cap);
+/* The part's staging buffer (core.c; writer lock held). */
+void cl_stage_raw(const void *p, size_t n);
+void cl_stage_entry(unsigned type, const void *rec, size_t size);
+extern int cl_od_final;   /* set by cl_stream_end() for its last pass */
+
 /* CPU sampling thread (cpusample.c). */
 int cl_cpusample_start(void);
 void cl_cpusample_stop(void);

@@ -193,6 +193,50 @@ static void parse_attr(const nvtxEventAttributes_t *a, struct ev *e)
 	}
 }
 
+/*
+ * The NVTX range names seen while the capture range has not started yet
+ * (at most SEEN_MAX distinct, each written once as a TRACE_NAME_NVTX_SEEN
+ * name record), so that a run whose range never started can say which
+ * ranges it did see (a misspelt -p): `profile` lists them.  Ten names are
+ * enough to spot the right one; the check costs a compare per name kept.
+ */
+#define SEEN_MAX 10
+static _Atomic uint32_t seen_ids[SEEN_MAX];
+static _Atomic int nseen, capture_seen;
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_seen(uint32_t name_id)
+{
+	int n = atomic_load_explicit(&nseen, memory_order_relaxed);
+	struct trace_name *r;
+
+	if (n >= SEEN_MAX || atomic_load_explicit(&capture_seen, memory_order_relaxed))
+		return;
+	for (int i = 0; i < n; i++)
+		if (atomic_load_explicit(&seen_ids[i], memory_order_relaxed) == name_id)
+			return;
+	pthread_mutex_lock(&seen_lock);
+	n = atomic_load(&nseen);
+	for (int i = 0; i < n; i++)
+		if (atomic_load(&seen_ids[i]) == name_id)
+			n = SEEN_MAX;
+	if (n < SEEN_MAX) {
+		atomic_store(&seen_ids[n], name_id);
+		atomic_store(&nseen, n + 1);
+	}
+	pthread_mutex_unlock(&seen_lock);
+	if (n >= SEEN_MAX)
+		return;
+	r = cl_reserve(TRACE_EV_NAME, sizeof(*r));
+	if (!r)
+		return;
+	r->kind = TRACE_NAME_NVTX_SEEN;
+	r->id = (uint64_t)n;
+	r->pid = cl_pid();
+	r->name_id = name_id;
+	cl_commit();
+}
+
 /* Does a range named @name_id in domain @dom open the capture window? */
 static int is_capture(uint32_t name_id, uint32_t dom)
 {
@@ -207,9 +251,12 @@ static int is_capture(uint32_t name_id, uint32_t dom)
 		if (cl_config.capture_domain[0])
 			atomic_store(&capture_domain_id, intern_ascii(cl_config.capture_domain));
 	}
-	if (name_id != want)
+	if (name_id != want || (cl_config.capture_domain[0] && dom != atomic_load(&capture_domain_id))) {
+		note_seen(name_id);
 		return 0;
-	return !cl_config.capture_domain[0] || dom == atomic_load(&capture_domain_id);
+	}
+	atomic_store_explicit(&capture_seen, 1, memory_order_relaxed);
+	return 1;
 }
 
 /* ---- push / pop ---- */
@@ -281,6 +328,9 @@ static int pop(nvtxDomainHandle_t d)
 	}
 	if (o->capture)
 		cl_capture_end();
+	/* a step's end: --steps captures and the step_time trigger (ondemand.c) */
+	if (cl_config.on_demand && cl_od_is_step(o->name_id))
+		cl_od_step_end(o->start, end);
 	return (int)level;
 }
 
@@ -623,6 +673,8 @@ void cl_nvtx_atfork_child(void)
 {
 	/* string ids survive fork (definitions are emitted again on use) */
 	pthread_mutex_init(&dom_lock, NULL);
+	pthread_mutex_init(&seen_lock, NULL);
+	atomic_store(&nseen, 0);   /* the child's stream lists its own */
 }
 
 #define SLOT(tbl, n, idx, fn) \

@@ -18,6 +18,8 @@ static const struct cl_source sources[] = {
 	{ "cpusample", cl_cpusample_start, cl_cpusample_stop, cl_cpusample_atfork_child, NULL },
 	{ "nvtx",      NULL,               NULL,              cl_nvtx_atfork_child,      NULL },
 	{ "cuda",      NULL,               NULL,              cl_cuda_atfork_child,      cl_cuda_flush },
+	/* last: its start opens the trigger socket once the others run */
+	{ "ondemand",  cl_od_start,        cl_od_stop,        cl_od_atfork_child,        NULL },
 };
 
 void cl_sources_start(void)

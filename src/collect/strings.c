@@ -22,6 +22,8 @@ struct istr {
 pthread_mutex_t cl_str_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct istr **str_slots;
 static size_t str_nslots, str_n;
+static struct istr **str_by_id;      /* by id (ids also number strings not in the table: gaps) */
+static size_t str_by_id_n;
 _Atomic uint32_t cl_str_next_id = 1;
 _Atomic uint32_t cl_str_gen = 1;     /* bumped for every new stream */
 
@@ -61,6 +63,21 @@ static struct istr *str_find_or_add(const char *s, size_t len, uint64_t h)
 	e->s[len] = 0;
 	str_slots[i] = e;
 	str_n++;
+	if (e->id >= str_by_id_n) {
+		/* the id index (cl_str_copy); without it a look-up only scans */
+		size_t n = str_by_id_n ? str_by_id_n : 1024;
+		struct istr **v;
+		while (n <= e->id)
+			n *= 2;
+		v = realloc(str_by_id, n * sizeof(*v));
+		if (v) {
+			memset(v + str_by_id_n, 0, (n - str_by_id_n) * sizeof(*v));
+			str_by_id = v;
+			str_by_id_n = n;
+		}
+	}
+	if (e->id < str_by_id_n)
+		str_by_id[e->id] = e;
 	return e;
 }
 
@@ -202,4 +219,35 @@ void cl_utf8_clean(char *s, size_t n)
 		}
 		i += k;
 	}
+}
+
+/*
+ * cl_str_copy - the string of id @id into @buf (at most @cap - 1 bytes and
+ * a NUL); its length, or 0 when no string has that id.  Takes the table's
+ * lock: for a name's first sight (the step detector caches the answer).
+ */
+size_t cl_str_copy(uint32_t id, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	if (!id || !cap)
+		return 0;
+	pthread_mutex_lock(&cl_str_lock);
+	if (id < str_by_id_n && str_by_id[id]) {
+		const struct istr *e = str_by_id[id];
+		n = e->len < cap - 1 ? e->len : cap - 1;
+		memcpy(buf, e->s, n);
+	} else {
+		for (size_t i = 0; i < str_nslots; i++) {
+			const struct istr *e = str_slots[i];
+			if (e && e->id == id) {
+				n = e->len < cap - 1 ? e->len : cap - 1;
+				memcpy(buf, e->s, n);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&cl_str_lock);
+	buf[n] = 0;
+	return n;
 }

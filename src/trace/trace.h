@@ -202,6 +202,7 @@ enum trace_name_kind {
 	TRACE_NAME_CUDA_CONTEXT = 3,
 	TRACE_NAME_CUDA_STREAM = 4,
 	TRACE_NAME_DOMAIN = 5,     /* a domain created, id = domain string id */
+	TRACE_NAME_NVTX_SEEN = 6,  /* an NVTX range name seen before the capture range started */
 };
 
 struct trace_name {
@@ -420,10 +421,29 @@ enum trace_capture_what {
 	TRACE_CAPTURE_STOP = 2,
 };
 
+/* What opened a capture (docs/always-on.md); 0 in reports older than the field. */
+enum trace_capture_trigger {
+	TRACE_TRIGGER_UNKNOWN = 0,
+	TRACE_TRIGGER_COMMAND = 1,   /* `gpuscope capture` (or a monitor alert calling it) */
+	TRACE_TRIGGER_NVTX = 2,      /* the --capture-range=nvtx range */
+	TRACE_TRIGGER_PROFILER = 3,  /* cudaProfilerStart */
+	TRACE_TRIGGER_TIMED = 4,     /* --delay / --duration */
+	TRACE_TRIGGER_STEP_TIME = 5, /* --trigger step_time>...: a slow step */
+	TRACE_TRIGGER__COUNT
+};
+
+/*
+ * A capture window's edge.  The last three fields came with on-demand
+ * tracing; an older 16-byte record reads them as zero (unknown).
+ */
 struct trace_capture {
 	uint64_t time;
 	uint32_t pid;
 	uint32_t what;            /* enum trace_capture_what */
+	uint32_t trigger;         /* enum trace_capture_trigger */
+	uint32_t id;              /* the process's capture number, from 1; 0 = not numbered */
+	uint64_t ring_from;       /* start: earliest record of the flight recorder's ring written
+				   * before it (report clock); 0 = no ring */
 };
 
 /* A warning the collector wants users to see ("CUDA tracing off: ..."). */

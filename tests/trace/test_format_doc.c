@@ -129,6 +129,7 @@ static const struct fmt_field fields[] = {
 	F(trace_drops, pid), F(trace_drops, source), F(trace_drops, count),
 
 	F(trace_capture, time), F(trace_capture, pid), F(trace_capture, what),
+	F(trace_capture, trigger), F(trace_capture, id), F(trace_capture, ring_from),
 
 	F(trace_warning, time), F(trace_warning, pid), F(trace_warning, message_id),
 
@@ -721,7 +722,7 @@ static char *check_text(const char *text, int *nproblems)
 	return c.problems.buf;
 }
 
-#define CAPTURE_HEAD "### capture (type 19, 16 bytes)\n\n| offset | size | field | meaning |\n|---|---|---|---|\n"
+#define WARNING_HEAD "### warning (type 20, 16 bytes)\n\n| offset | size | field | meaning |\n|---|---|---|---|\n"
 
 /* A right table passes; each kind of wrong row is caught with a message that names it. */
 static void test_checker_catches(void)
@@ -729,34 +730,34 @@ static void test_checker_catches(void)
 	static const struct {
 		const char *text, *expect;
 	} cases[] = {
-		{ CAPTURE_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 12 | 4 | what | w |\n", NULL },
+		{ WARNING_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 12 | 4 | message_id | w |\n", NULL },
 		/* a wrong size */
-		{ CAPTURE_HEAD "| 0 | 8 | time | t |\n| 8 | 2 | pid | p |\n| 10 | 6 | what | w |\n",
+		{ WARNING_HEAD "| 0 | 8 | time | t |\n| 8 | 2 | pid | p |\n| 10 | 6 | message_id | w |\n",
 		  "field 'pid' of size 2, sizeof says 4" },
 		/* a wrong offset */
-		{ CAPTURE_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | what | w |\n| 12 | 4 | pid | p |\n",
-		  "field 'what' at offset 8, offsetof says 12" },
+		{ WARNING_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | message_id | w |\n| 12 | 4 | pid | p |\n",
+		  "field 'message_id' at offset 8, offsetof says 12" },
 		/* a missing row leaves a gap and an undocumented field */
-		{ CAPTURE_HEAD "| 0 | 8 | time | t |\n| 12 | 4 | what | w |\n", "no row for field 'pid'" },
-		{ CAPTURE_HEAD "| 0 | 8 | time | t |\n| 12 | 4 | what | w |\n", "a gap" },
+		{ WARNING_HEAD "| 0 | 8 | time | t |\n| 12 | 4 | message_id | w |\n", "no row for field 'pid'" },
+		{ WARNING_HEAD "| 0 | 8 | time | t |\n| 12 | 4 | message_id | w |\n", "a gap" },
 		/* overlapping rows */
-		{ CAPTURE_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 8 | 4 | what | w |\n",
+		{ WARNING_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 8 | 4 | message_id | w |\n",
 		  "an overlap" },
 		/* a field the struct lacks */
-		{ CAPTURE_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 12 | 4 | tid | w |\n",
-		  "struct trace_capture has no field 'tid'" },
+		{ WARNING_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 12 | 4 | tid | w |\n",
+		  "struct trace_warning has no field 'tid'" },
 		/* padding over a field */
-		{ CAPTURE_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 12 | 4 | (padding) | w |\n",
-		  "covers field 'what'" },
+		{ WARNING_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 12 | 4 | (padding) | w |\n",
+		  "covers field 'message_id'" },
 		/* rows that stop short of the struct */
-		{ CAPTURE_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n", "the rows end at 12, the struct at 16" },
+		{ WARNING_HEAD "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n", "the rows end at 12, the struct at 16" },
 		/* a wrong type number and size in the heading */
-		{ "### capture (type 18, 16 bytes)\n\n| offset | size | field | meaning |\n|---|---|---|---|\n"
-		  "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 12 | 4 | what | w |\n",
-		  "type 18 in the heading, trace_event_type_by_name says 19" },
-		{ "### capture (type 19, 24 bytes)\n\n| offset | size | field | meaning |\n|---|---|---|---|\n"
-		  "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 12 | 4 | what | w |\n",
-		  "24 bytes in the heading, sizeof(struct trace_capture) is 16" },
+		{ "### warning (type 18, 16 bytes)\n\n| offset | size | field | meaning |\n|---|---|---|---|\n"
+		  "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 12 | 4 | message_id | w |\n",
+		  "type 18 in the heading, trace_event_type_by_name says 20" },
+		{ "### warning (type 20, 24 bytes)\n\n| offset | size | field | meaning |\n|---|---|---|---|\n"
+		  "| 0 | 8 | time | t |\n| 8 | 4 | pid | p |\n| 12 | 4 | message_id | w |\n",
+		  "24 bytes in the heading, sizeof(struct trace_warning) is 16" },
 		/* arrays are written with their length */
 		{ "### File header (64 bytes)\n\n| offset | size | field | meaning |\n|---|---|---|---|\n"
 		  "| 0 | 8 | magic | m |\n| 8 | 2 | version | v |\n| 10 | 2 | min_reader | r |\n"
@@ -764,7 +765,7 @@ static void test_checker_catches(void)
 		  "| 32 | 28 | reserved[28] | z |\n| 60 | 4 | header_crc | x |\n",
 		  "field 'magic' is an array: write magic[8]" },
 		/* an empty meaning */
-		{ CAPTURE_HEAD "| 0 | 8 | time |  |\n| 8 | 4 | pid | p |\n| 12 | 4 | what | w |\n",
+		{ WARNING_HEAD "| 0 | 8 | time |  |\n| 8 | 4 | pid | p |\n| 12 | 4 | message_id | w |\n",
 		  "row 'time' has no meaning" },
 		/* a section for a record the test does not know */
 		{ "### frobnicate (type 99, 8 bytes)\n", "names no record" },

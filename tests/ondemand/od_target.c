@@ -1,0 +1,57 @@
+/*
+ * od_target.c - a long-running program for the on-demand tests: steps of
+ * STEP_MS milliseconds, each an NVTX push/pop range "ProfilerStep#N" with
+ * an inner range "work" and a nanosleep (an OS-runtime call), for SECONDS
+ * seconds; a mark "tick" with the milliseconds since the start as payload
+ * every step.  With SLOW (a step number), that step takes SLOW_FACTOR
+ * times as long (the step_time trigger's test).
+ *
+ *   od_target SECONDS STEP_MS [SLOW]
+ */
+#include <nvtx3/nvToolsExt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define SLOW_FACTOR 10
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	double secs, t0 = now_ms();
+	long step_ms, slow = -1;
+	char name[64];
+
+	if (argc < 3)
+		return 2;
+	secs = atof(argv[1]);
+	step_ms = atol(argv[2]);
+	if (argc > 3)
+		slow = atol(argv[3]);
+	for (long i = 0; now_ms() - t0 < secs * 1e3; i++) {
+		long ms = i == slow ? step_ms * SLOW_FACTOR : step_ms;
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+		nvtxEventAttributes_t a = { 0 };
+		snprintf(name, sizeof(name), "ProfilerStep#%ld", i);
+		nvtxRangePushA(name);
+		a.version = NVTX_VERSION;
+		a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+		a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+		a.message.ascii = "tick";
+		a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+		a.payload.ullValue = (unsigned long long)(now_ms() - t0);
+		nvtxMarkEx(&a);
+		nvtxRangePushA("work");
+		nanosleep(&ts, NULL);
+		nvtxRangePop();
+		nvtxRangePop();
+	}
+	return 0;
+}
