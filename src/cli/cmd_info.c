@@ -278,7 +278,7 @@ static void info_strings(void *ctx, const struct model_strmap *map)
 /* Load report @path for `info`, counting the bulk rows in @is (see above). */
 static int info_load_report(struct model *m, const char *path, struct info_sink *is)
 {
-	struct model_sink sink = { INFO_SINK_TYPES, is, info_row, info_strings, NULL, 0, 0 };
+	struct model_sink sink = { INFO_SINK_TYPES, is, info_row, info_strings, NULL, 0, 0, 0 };
 
 	memset(is, 0, sizeof(*is));
 	is->m = m;

@@ -144,10 +144,48 @@ static void sink_strings(void *ctx, const struct model_strmap *map)
 		o->sink->strings(o->sink->ctx, map);
 }
 
+/*
+ * The loader's window of @o (load_opts): the report's span first (one
+ * streaming pass), then [start - margin, end + margin] in absolute times.
+ */
+static int report_window(const char *path, struct load_opts *o, struct model_sink *s,
+			 uint64_t *span_min, uint64_t *span_max)
+{
+	uint64_t lo, hi;
+
+	if (model_report_span(path, span_min, span_max) < 0)
+		return -1;
+	lo = *span_min + o->win_start;
+	lo = lo > o->win_margin ? lo - o->win_margin : 1;
+	hi = o->win_end ? *span_min + o->win_end : UINT64_MAX;
+	hi = hi < UINT64_MAX - o->win_margin ? hi + o->win_margin : UINT64_MAX;
+	s->window_lo = lo;
+	s->window_hi = hi;
+	s->window_keep = o->win_keep;
+	return 0;
+}
+
 static int load_report(struct model *m, const char *path, struct load_opts *o)
 {
 	struct model_sink s = { 0 };
+	uint64_t span_min = 0, span_max = 0;
+	int ret;
 
+	if (o && o->windowed && !o->sink) {
+		/* a windowed load: rows outside the window are neither stored nor handed on */
+		if (report_window(path, o, &s, &span_min, &span_max) < 0)
+			return -1;
+		s.ctx = o;
+		s.progress = sink_progress;
+		ret = model_load_report_sink(m, path, &s);
+		if (ret == 0) {
+			/* the span of the whole report, as a whole load gives (times count from it) */
+			m->t_min = span_min;
+			m->t_max = span_max;
+			o->win_loaded = 1;
+		}
+		return ret;
+	}
 	if (!o || (!o->sink && !o->progress))
 		return model_load_report(m, path);
 	s.ctx = o;
@@ -209,7 +247,7 @@ int load_input(struct model *m, const char *path)
 int load_input_opts(struct model *m, const char *path, struct load_opts *o)
 {
 	if (o)
-		o->sunk = 0;
+		o->sunk = o->win_loaded = 0;
 	if (load_any(m, path, o) < 0)
 		return -1;
 	model_apply_gpu_facts(m);

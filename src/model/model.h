@@ -244,6 +244,12 @@ struct model_sink {
 	 * start need model_report_span() first.
 	 */
 	uint64_t window_lo, window_hi;
+	/*
+	 * Record types (bits 1u << TRACE_EV_*) loaded whole despite the window:
+	 * state that accumulates from the report's start (allocations: the
+	 * bytes live when the window starts), for `analyze` of a window.
+	 */
+	unsigned window_keep;
 };
 uint32_t model_strmap_id(const struct model_strmap *map, uint32_t stream, uint32_t local_id);
 /* model_load_report() with a sink (NULL = store everything). */

@@ -1,0 +1,139 @@
+/*
+ * test_window.c - windowed loads (issue 19, item 7): `analyze --start/--end`
+ * loads only the rows near its window (load_opts.windowed) and must find
+ * what an analysis of the same window over the whole report finds.
+ */
+#include "gstest.h"
+#include "analyze/analyze.h"
+#include "import/import.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+
+/* analyze_print_json() of @m over [t_min + s, t_min + e], GPU busy over the whole run left out. */
+static char *analyze_json(struct model *m, uint64_t s, uint64_t e)
+{
+	struct analyze_opts o;
+	struct analyze_result r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&o, 0, sizeof(o));
+	o.start = m->t_min + s;
+	o.end = m->t_min + e;
+	if (analyze_run(m, &o, &r) < 0)
+		return NULL;
+	/* a whole-run figure: the windowed path prints it as unknown (cmd_analyze.c) */
+	r.summary.run_gpu_busy = -1;
+	f = open_memstream(&buf, &len);
+	if (!f || analyze_print_json(f, m, &r) < 0)
+		len = 0;
+	if (f)
+		fclose(f);
+	analyze_result_release(&r);
+	return buf;
+}
+
+/* Both paths on @rel over [s, e] ns from its start; the windowed one stores fewer rows when @fewer. */
+static void same_findings(const char *rel, uint64_t s, uint64_t e, int fewer)
+{
+	struct model whole, win;
+	struct load_opts lo = { 0 };
+	char *a, *b;
+
+	model_init(&whole);
+	model_init(&win);
+	CHECK(load_input(&whole, gstest_data(rel)) == 0);
+	lo.windowed = 1;
+	lo.win_start = s;
+	lo.win_end = e;
+	lo.win_margin = LOAD_WINDOW_MARGIN_NS;
+	lo.win_keep = 1u << TRACE_EV_MEMORY; /* as cmd_analyze.c */
+	CHECK(load_input_opts(&win, gstest_data(rel), &lo) == 0);
+	CHECK(lo.win_loaded == 1);
+	/* the windowed model keeps the report's span: times count from its start */
+	CHECK_EQ_U64(win.t_min, whole.t_min);
+	CHECK_EQ_U64(win.t_max, whole.t_max);
+	if (fewer)
+		CHECK(win.events < whole.events);
+	a = analyze_json(&whole, s, e);
+	b = analyze_json(&win, s, e);
+	CHECK(a && b);
+	if (a && b) {
+		CHECK_CONTAINS(a, "\"findings\":[{");
+		CHECK_STR(b, a);
+	}
+	free(a);
+	free(b);
+	model_release(&whole);
+	model_release(&win);
+}
+
+#define S 1000000000ull
+
+/*
+ * Windows inside each run's GPU work (its kernels run from the times in
+ * the comments on), so that the analyses have findings to compare.
+ */
+static void test_window_resnet(void)
+{
+	/* ResNet-50 steps on an H200: kernels from 6.8 s to 8.3 s of 9.2 s; allocations from 6.8 s */
+	same_findings("cuda/h200_resnet50.gpuscope", 7 * S, 75 * S / 10, 1);
+	same_findings("cuda/h200_resnet50.gpuscope", 75 * S / 10, 83 * S / 10, 1);
+	same_findings("cuda/h200_resnet50.gpuscope", 69 * S / 10, 72 * S / 10, 1);
+}
+
+static void test_window_torch(void)
+{
+	/* a PyTorch step loop: kernels from 3.36 s to 3.56 s */
+	same_findings("cuda/h200_torch.gpuscope", 34 * S / 10, 35 * S / 10, 1);
+	/* the launch-bound zoo case: kernels from 3.33 s to 3.38 s */
+	same_findings("zoo/launch-bound.broken.gpuscope", 334 * S / 100, 337 * S / 100, 1);
+}
+
+static void test_window_zoo(void)
+{
+	/* a two-rank communication wait: kernels from 5.49 s to 5.84 s */
+	same_findings("zoo/comm-wait.broken.gpuscope", 55 * S / 10, 57 * S / 10, 1);
+	same_findings("zoo/comm-wait.broken.gpuscope", 57 * S / 10, 585 * S / 100, 1);
+	/* a dataloader-bound run: kernels from 3.6 s to 9.2 s */
+	same_findings("zoo/dataloader.broken.gpuscope", 87 * S / 10, 92 * S / 10, 1);
+}
+
+static void test_window_memory(void)
+{
+	/* PyTorch allocator reports: a leak (its steps from 9.34 s) and an out-of-memory */
+	same_findings("torchmem/h200_mem-leak.broken.gpuscope", 93 * S / 10, 102 * S / 10, 1);
+	same_findings("torchmem/h200_mem-oom.broken.gpuscope", 5 * S, 11 * S, 1);
+}
+
+static void test_window_other_format(void)
+{
+	/* a Kineto trace loads whole: the window is the caller's to apply */
+	struct model m;
+	struct load_opts lo = { 0 };
+
+	model_init(&m);
+	lo.windowed = 1;
+	lo.win_start = 0;
+	lo.win_end = S / 1000;
+	CHECK(load_input_opts(&m, gstest_data("import/simple_add.json.gz"), &lo) == 0);
+	CHECK(lo.win_loaded == 0);
+	CHECK(m.kernels.n > 0);
+	model_release(&m);
+}
+
+static const struct gstest tests[] = {
+	GSTEST(test_window_resnet),
+	GSTEST(test_window_torch),
+	GSTEST(test_window_zoo),
+	GSTEST(test_window_memory),
+	GSTEST(test_window_other_format),
+	{ 0 },
+};
+
+int main(int argc, char **argv)
+{
+	return gstest_main(argc, argv, tests);
+}
