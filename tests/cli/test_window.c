@@ -5,9 +5,11 @@
  */
 #include "gstest.h"
 #include "analyze/analyze.h"
+#include "diff/diff.h"
 #include "import/import.h"
 #include "util/util.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* analyze_print_json() of @m over [t_min + s, t_min + e], GPU busy over the whole run left out. */
@@ -108,6 +110,55 @@ static void test_window_memory(void)
 	same_findings("torchmem/h200_mem-oom.broken.gpuscope", 5 * S, 11 * S, 1);
 }
 
+/*
+ * diff --start/--end: each run summarised on its window loaded alone is
+ * the summary of the whole load clipped to the same window.
+ */
+static void same_summary(const char *rel, uint64_t s, uint64_t e)
+{
+	struct diff_opts o;
+	struct run_summary a, b;
+	struct model m;
+	uint64_t lo, hi;
+
+	diff_opts_init(&o);
+	o.windowed = 1;
+	o.start = s;
+	o.end = e;
+	CHECK(run_summarize_path(gstest_data(rel), &o, &b) == 0);
+	model_init(&m);
+	CHECK(load_input(&m, gstest_data(rel)) == 0);
+	lo = m.t_min + s;
+	hi = m.t_min + e;
+	model_clip(&m, lo, hi);
+	m.t_min = m.t_min < lo ? lo : m.t_min;
+	m.t_max = m.t_max > hi ? hi : m.t_max;
+	diff_opts_init(&o);
+	CHECK(run_summarize_model(&m, gstest_data(rel), &o, &a) == 0);
+	CHECK_EQ_U64(b.n, a.n);
+	CHECK_EQ_U64(b.nf, a.nf);
+	for (size_t i = 0; i < a.n && i < b.n; i++) {
+		CHECK_STR(b.m[i].key, a.m[i].key);
+		CHECK(b.m[i].value == a.m[i].value || (isnan(a.m[i].value) && isnan(b.m[i].value)));
+	}
+	for (size_t i = 0; i < a.nf && i < b.nf; i++)
+		CHECK_STR(b.f[i].id, a.f[i].id);
+	/* the wall time is the window's */
+	for (size_t i = 0; i < b.n; i++)
+		if (!strcmp(b.m[i].key, "wall_s"))
+			CHECK_NEAR(b.m[i].value, (double)(e - s) / 1e9, 1e-9);
+	run_summary_release(&a);
+	run_summary_release(&b);
+	model_release(&m);
+}
+
+static void test_window_diff(void)
+{
+	same_summary("zoo/comm-wait.broken.gpuscope", 5 * S, 59 * S / 10);
+	same_summary("zoo/comm-wait.fixed.gpuscope", 5 * S, 59 * S / 10);
+	same_summary("cuda/h200_resnet50.gpuscope", 7 * S, 8 * S);
+}
+
 static void test_window_other_format(void)
 {
 	/* a Kineto trace loads whole: the window is the caller's to apply */
@@ -129,6 +180,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_window_torch),
 	GSTEST(test_window_zoo),
 	GSTEST(test_window_memory),
+	GSTEST(test_window_diff),
 	GSTEST(test_window_other_format),
 	{ 0 },
 };
