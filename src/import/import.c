@@ -156,7 +156,7 @@ static int report_window(const char *path, struct load_opts *o, struct model_sin
 	if (model_report_span(path, span_min, span_max) < 0)
 		return -1;
 	lo = *span_min + o->win_start;
-	lo = lo > o->win_margin ? lo - o->win_margin : 1;
+	lo = lo > o->win_margin ? lo - o->win_margin : 0;
 	hi = o->win_end ? *span_min + o->win_end : UINT64_MAX;
 	hi = hi < UINT64_MAX - o->win_margin ? hi + o->win_margin : UINT64_MAX;
 	s->window_lo = lo;
