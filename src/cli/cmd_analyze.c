@@ -175,6 +175,23 @@ int cmd_analyze(int argc, char **argv)
 			lo.win_margin = LOAD_WINDOW_MARGIN_NS;
 		}
 	}
+	if (o.nvtx && !start && !end && rank < 0 && !cp_on) {
+		/* --nvtx RANGE: the instances' extent, from a pass that keeps only NVTX ranges */
+		uint64_t nlo, nhi;
+		int found = load_nvtx_extent(path, o.nvtx, &nlo, &nhi);
+		if (found < 0) {
+			free(set);
+			free(ranges);
+			return EXIT_USAGE;
+		}
+		if (found) {
+			lo.windowed = lo.win_absolute = 1;
+			lo.win_start = nlo;
+			lo.win_end = nhi;
+			lo.win_keep = 1u << TRACE_EV_MEMORY;
+			lo.win_margin = LOAD_WINDOW_MARGIN_NS;
+		}
+	}
 	model_init(&m);
 	/* a progress line while a big report loads, on a terminal */
 	progress_init(&prog, progress, "gpuscope analyze: reading", 0);

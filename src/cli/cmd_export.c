@@ -221,9 +221,19 @@ int cmd_export(int argc, char **argv)
 			lo.windowed = 1;
 			lo.win_start = ws;
 			lo.win_end = we;
-			lo.win_margin = LOAD_WINDOW_MARGIN_NS;
-			lo.win_keep = 1u << TRACE_EV_MEMORY;
+		} else if (a.ao.nvtx) {
+			/* --nvtx RANGE: the instances' extent, known from a pass over the NVTX ranges */
+			int found = load_nvtx_extent(argv[optind], a.ao.nvtx, &ws, &we);
+			if (found < 0) {
+				ret = EXIT_USAGE;
+				goto out_opts;
+			}
+			lo.windowed = lo.win_absolute = found;
+			lo.win_start = ws;
+			lo.win_end = we;
 		}
+		lo.win_margin = LOAD_WINDOW_MARGIN_NS;
+		lo.win_keep = 1u << TRACE_EV_MEMORY;
 	}
 	model_init(&m);
 	/* a progress line while a big report loads, then the writer's own */

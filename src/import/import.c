@@ -155,6 +155,12 @@ static int report_window(const char *path, struct load_opts *o, struct model_sin
 
 	if (model_report_span(path, span_min, span_max) < 0)
 		return -1;
+	if (o->win_absolute) {
+		s->window_lo = o->win_start > o->win_margin ? o->win_start - o->win_margin : 0;
+		s->window_hi = o->win_end < UINT64_MAX - o->win_margin ? o->win_end + o->win_margin : UINT64_MAX;
+		s->window_keep = o->win_keep;
+		return 0;
+	}
 	lo = *span_min + o->win_start;
 	lo = lo > o->win_margin ? lo - o->win_margin : 0;
 	hi = o->win_end ? *span_min + o->win_end : UINT64_MAX;
@@ -163,6 +169,50 @@ static int report_window(const char *path, struct load_opts *o, struct model_sin
 	s->window_hi = hi;
 	s->window_keep = o->win_keep;
 	return 0;
+}
+
+static void drop_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
+{
+	(void)ctx;
+	(void)stream;
+	(void)type;
+	(void)rec;
+}
+
+int load_nvtx_extent(const char *path, const char *want, uint64_t *lo, uint64_t *hi)
+{
+	struct model_sink s = { 0 };
+	struct model m;
+	int found = 0, is = trace_is_report(path);
+
+	*lo = *hi = 0;
+	if (is <= 0)
+		return 0; /* not a report (or unreadable: the load says why) */
+	/* every timed record type but the NVTX ranges passes by unstored */
+	s.types = (1u << TRACE_EV_NVTX_MARK) | (1u << TRACE_EV_OSRT) | (1u << TRACE_EV_CPU_SAMPLE) |
+		  (1u << TRACE_EV_API) | (1u << TRACE_EV_KERNEL) | (1u << TRACE_EV_MEMCPY) |
+		  (1u << TRACE_EV_MEMSET) | (1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) |
+		  (1u << TRACE_EV_METRIC) | (1u << TRACE_EV_CAPTURE) | (1u << TRACE_EV_KMETRIC) |
+		  (1u << TRACE_EV_TORCH_MEM) | (1u << TRACE_EV_OOM);
+	s.row = drop_row;
+	model_init(&m);
+	if (model_load_report_sink(&m, path, &s) < 0) {
+		model_release(&m);
+		return -1;
+	}
+	/* the ranges analyze's window takes (analyze.c build_window) */
+	for (size_t i = 0; i < m.nvtx.n; i++) {
+		const struct trace_nvtx_range *r = &m.nvtx.v[i];
+		if (r->end <= r->start || !model_name_matches(model_str(&m, r->name_id), want))
+			continue;
+		if (!found || r->start < *lo)
+			*lo = r->start;
+		if (r->end > *hi)
+			*hi = r->end;
+		found = 1;
+	}
+	model_release(&m);
+	return found;
 }
 
 static int load_report(struct model *m, const char *path, struct load_opts *o)

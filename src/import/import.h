@@ -45,6 +45,7 @@ struct load_opts {
 	int windowed;
 	uint64_t win_start, win_end, win_margin;
 	unsigned win_keep;  /* record types loaded whole all the same (model_sink.window_keep) */
+	int win_absolute;   /* @win_start/@win_end are absolute report times (load_nvtx_extent) */
 	int win_loaded;
 };
 /*
@@ -59,6 +60,16 @@ struct load_opts {
  * launch queued more than 1 s before its kernel) is not seen.
  */
 #define LOAD_WINDOW_MARGIN_NS 1000000000ull
+
+/*
+ * load_nvtx_extent - the first start (*@lo) and last end (*@hi) of the
+ * ranges of the gpuscope report @path whose name answers @want
+ * (model_name_matches), read in one streaming pass that stores only the
+ * NVTX ranges: the window of `analyze --nvtx RANGE`, known before the
+ * load.  Returns 1, 0 when @path is no gpuscope report or has no such
+ * range, or -1 after error().
+ */
+int load_nvtx_extent(const char *path, const char *want, uint64_t *lo, uint64_t *hi);
 
 /* load_input() with @o (NULL: as load_input); 0 or -1 after a one-line error. */
 int load_input_opts(struct model *m, const char *path, struct load_opts *o);

@@ -31,6 +31,15 @@ assert e["findings"] == a["findings"], "export's findings differ from analyze's"
 assert a["summary"]["run_gpu_busy"] is None, a["summary"]   # the whole run was not loaded
 assert a["summary"]["window_start_s"] == 7 and a["summary"]["window_end_s"] == 7.5, a["summary"]
 PY
+# export --nvtx RANGE loads the instances' extent as analyze --nvtx does
+r="$D/zoo/dataloader.broken.gpuscope"
+"$G" analyze -f json --nvtx step "$r" >"$T/a.json"
+"$G" export --format json --nvtx step -o "$T/e2.json" "$r" 2>/dev/null
+python3 - "$T/a.json" "$T/e2.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1])); e = json.load(open(sys.argv[2]))["analysis"]
+assert a["findings"] and e["findings"] == a["findings"], "export --nvtx: findings differ from analyze's"
+PY
 # diff --start/--end: every run's window; the wall time is the window's
 "$G" diff -f json --start 5 --end 5.9 "$D/zoo/comm-wait.broken.gpuscope" "$D/zoo/comm-wait.fixed.gpuscope" >"$T/d.json"
 python3 - "$T/d.json" <<'PY'

@@ -12,8 +12,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* analyze_print_json() of @m over [t_min + s, t_min + e], GPU busy over the whole run left out. */
-static char *analyze_json(struct model *m, uint64_t s, uint64_t e)
+/* analyze_print_json() of @m over [t_min + s, t_min + e] (or --nvtx @nvtx), GPU busy over the whole run left out. */
+static char *analyze_json_nvtx(struct model *m, uint64_t s, uint64_t e, const char *nvtx)
 {
 	struct analyze_opts o;
 	struct analyze_result r;
@@ -22,8 +22,12 @@ static char *analyze_json(struct model *m, uint64_t s, uint64_t e)
 	FILE *f;
 
 	memset(&o, 0, sizeof(o));
-	o.start = m->t_min + s;
-	o.end = m->t_min + e;
+	if (nvtx) {
+		o.nvtx = nvtx;
+	} else {
+		o.start = m->t_min + s;
+		o.end = m->t_min + e;
+	}
 	if (analyze_run(m, &o, &r) < 0)
 		return NULL;
 	/* a whole-run figure: the windowed path prints it as unknown (cmd_analyze.c) */
@@ -35,6 +39,11 @@ static char *analyze_json(struct model *m, uint64_t s, uint64_t e)
 		fclose(f);
 	analyze_result_release(&r);
 	return buf;
+}
+
+static char *analyze_json(struct model *m, uint64_t s, uint64_t e)
+{
+	return analyze_json_nvtx(m, s, e, NULL);
 }
 
 /* Both paths on @rel over [s, e] ns from its start; the windowed one stores fewer rows when @fewer. */
@@ -159,6 +168,52 @@ static void test_window_diff(void)
 	same_summary("cuda/h200_resnet50.gpuscope", 7 * S, 8 * S);
 }
 
+/* analyze --nvtx RANGE: the instances' extent (load_nvtx_extent) loaded alone, as cmd_analyze.c does */
+static void same_findings_nvtx(const char *rel, const char *range)
+{
+	struct model whole, win;
+	struct load_opts lo = { 0 };
+	uint64_t a0, b0;
+	char *a, *b;
+
+	model_init(&whole);
+	model_init(&win);
+	CHECK(load_input(&whole, gstest_data(rel)) == 0);
+	CHECK(load_nvtx_extent(gstest_data(rel), range, &a0, &b0) == 1);
+	CHECK(a0 > whole.t_min && b0 <= whole.t_max);
+	lo.windowed = lo.win_absolute = 1;
+	lo.win_start = a0;
+	lo.win_end = b0;
+	lo.win_margin = LOAD_WINDOW_MARGIN_NS;
+	lo.win_keep = 1u << TRACE_EV_MEMORY;
+	CHECK(load_input_opts(&win, gstest_data(rel), &lo) == 0);
+	CHECK(lo.win_loaded == 1);
+	CHECK(win.events < whole.events);
+	CHECK_EQ_U64(win.t_min, whole.t_min);
+	a = analyze_json_nvtx(&whole, 0, 0, range);
+	b = analyze_json_nvtx(&win, 0, 0, range);
+	CHECK(a && b);
+	if (a && b) {
+		CHECK_CONTAINS(a, "\"findings\":[{");
+		CHECK_STR(b, a);
+	}
+	free(a);
+	free(b);
+	model_release(&whole);
+	model_release(&win);
+}
+
+static void test_window_nvtx(void)
+{
+	uint64_t lo, hi;
+
+	same_findings_nvtx("zoo/dataloader.broken.gpuscope", "step");
+	same_findings_nvtx("zoo/comm-wait.broken.gpuscope", "ncclAllReduce");
+	same_findings_nvtx("zoo/host-bound.broken.gpuscope", "step");
+	CHECK(load_nvtx_extent(gstest_data("zoo/dataloader.broken.gpuscope"), "no-such-range", &lo, &hi) == 0);
+	CHECK(load_nvtx_extent(gstest_data("import/simple_add.json.gz"), "step", &lo, &hi) == 0);
+}
+
 static void test_window_other_format(void)
 {
 	/* a Kineto trace loads whole: the window is the caller's to apply */
@@ -181,6 +236,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_window_zoo),
 	GSTEST(test_window_memory),
 	GSTEST(test_window_diff),
+	GSTEST(test_window_nvtx),
 	GSTEST(test_window_other_format),
 	{ 0 },
 };
