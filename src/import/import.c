@@ -225,6 +225,18 @@ static int load_report(struct model *m, const char *path, struct load_opts *o)
 		/* a windowed load: rows outside the window are neither stored nor handed on */
 		if (report_window(path, o, &s, &span_min, &span_max) < 0)
 			return -1;
+		/*
+		 * Refuse a window that cannot fit, as a whole load is refused:
+		 * its share of the report's span stands for its share of the rows
+		 * (an estimate: rows are rarely spread evenly).
+		 */
+		if (span_max > span_min) {
+			uint64_t a = s.window_lo > span_min ? s.window_lo : span_min;
+			uint64_t b = s.window_hi < span_max ? s.window_hi : span_max;
+			double share = b > a ? (double)(b - a) / (double)(span_max - span_min) : 0;
+			if (model_window_fits(path, share) < 0)
+				return -1;
+		}
 		s.ctx = o;
 		s.progress = sink_progress;
 		ret = model_load_report_sink(m, path, &s);

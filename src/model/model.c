@@ -811,6 +811,30 @@ static int check_memory(struct trace_reader *r, const char *path)
 		     fmt_bytes(b2, sizeof(b2), (double)raw), fmt_bytes(b3, sizeof(b3), (double)avail));
 }
 
+int model_window_fits(const char *path, double share)
+{
+	struct trace_reader r;
+	uint64_t raw, chunks, need, avail;
+	char b1[32], b2[32], b3[32];
+
+	if (trace_reader_open(&r, path) < 0)
+		return -1;
+	trace_reader_sizes(&r, &raw, &chunks);
+	trace_reader_close(&r);
+	if (share > 1)
+		share = 1;
+	need = (uint64_t)((double)raw * share * MODEL_BYTES_PER_RAW);
+	if (need < MODEL_CHECK_MIN)
+		return 0;
+	avail = memory_available();
+	if (!avail || need <= avail)
+		return 0;
+	return error("report '%s': the window needs about %s of memory (%.0f%% of the report's %s of "
+		     "events) and %s is available: narrow it with --start T --end T",
+		     path, fmt_bytes(b1, sizeof(b1), (double)need), share * 100,
+		     fmt_bytes(b2, sizeof(b2), (double)raw), fmt_bytes(b3, sizeof(b3), (double)avail));
+}
+
 int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink)
 {
 	struct trace_reader r;
