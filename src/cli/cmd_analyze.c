@@ -166,7 +166,7 @@ int cmd_analyze(int argc, char **argv)
 		 * (its window is an NVTX range's).  LOAD_WINDOW_MARGIN_NS
 		 * (import.h) says what "near" is.
 		 */
-		if (rank < 0 && !cp_on) {
+		if (rank < 0 && !cp_on && (s || end)) { /* "--start 0" alone: the whole report */
 			lo.windowed = 1;
 			lo.win_start = s;
 			lo.win_end = end ? e : 0;

@@ -217,7 +217,7 @@ int cmd_export(int argc, char **argv)
 			ret = -w;
 			goto out_opts;
 		}
-		if (w) {
+		if (w && (ws || we)) { /* "--start 0" alone: the whole report */
 			lo.windowed = 1;
 			lo.win_start = ws;
 			lo.win_end = we;
