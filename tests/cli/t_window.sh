@@ -16,6 +16,12 @@ for f in cuda/h200_resnet50.gpuscope zoo/comm-wait.broken.gpuscope torchmem/h200
   "$G" dump --absolute --type kernel,thread,cpu_sample --slice-events 700 "$r" >"$T/sliced"
   cmp -s "$T/whole" "$T/sliced" || fail "$f: dump --absolute --type in slices differs"
 done
+# a truncated report: the same lines and the same one warning, whole or in slices
+head -c 300000 "$D/zoo/comm-wait.broken.gpuscope" >"$T/cut.gpuscope"
+"$G" dump "$T/cut.gpuscope" >"$T/whole" 2>"$T/whole.err"
+"$G" dump --slice-events 500 "$T/cut.gpuscope" >"$T/sliced" 2>"$T/sliced.err"
+grep -q "is damaged" "$T/whole.err" || fail "no damage warning for a truncated report"
+cmp -s "$T/whole" "$T/sliced" && cmp -s "$T/whole.err" "$T/sliced.err" || fail "dump of a truncated report in slices differs"
 expect_fail 2 "$G" dump --slice-events 0 "$D/cuda/h200_torch.gpuscope"
 expect_fail 2 "$G" dump --slice-events -5 "$D/cuda/h200_torch.gpuscope"
 
