@@ -10,11 +10,17 @@
 # in git), then measures with /usr/bin/time -v (peak RSS, wall):
 #   1. `info` of both: streaming, its peak RSS must not grow with the events;
 #   2. `stats --start 100s --end 110s` of the big one: a 10 s window;
-#   3. `analyze --start 100s --end 110s` of the big one, under an address-space
-#      limit (ulimit -v, LIMIT_GB, default 4) so that it cannot take the
-#      machine's memory: it loads the whole report, so it is refused (the
-#      one-line error) or killed when the whole does not fit;
-#   4. `analyze` of the whole small report: peak RSS per event.
+#   3. `analyze`, `export --format json` and `diff` with `--start 100s --end 110s`
+#      of the big one, and `analyze --start 10s --end 20s` of the small one,
+#      under an address-space limit (ulimit -v, LIMIT_GB, default 4) so that
+#      they cannot take the machine's memory: they load only the window (and
+#      1 s around it), so peak RSS follows the window, not the file;
+#   4. `analyze` of the whole big report under the same limit: refused at once
+#      with the one-line error; `analyze` of the whole small report: B/event;
+#   5. `dump` of the small one whole (--slice-events above its events) and in
+#      its default slices, and of the big one in slices (DUMP_BIG=0 skips it:
+#      about 51 passes over the file, 15-25 minutes): peak RSS must follow the
+#      slice, not the report.
 # Prints one line per measurement; bench/RESULTS.md ("Long runs") has the
 # figures of a run.
 set -euo pipefail
@@ -50,7 +56,22 @@ build/gpuscope info "$B" | sed -n '3,4p'
 measure "info, $small events" build/gpuscope info "$S"
 measure "info, $big events" build/gpuscope info "$B"
 measure "stats --start 100s --end 110s, $big events" build/gpuscope stats --start 100s --end 110s "$B"
+lim() { echo "ulimit -v $((limit_gb << 20)); exec $*"; }
 measure "analyze --start 100s --end 110s, $big events, ulimit -v ${limit_gb} GiB" \
-  bash -c "ulimit -v $((limit_gb << 20)); exec build/gpuscope analyze --start 100s --end 110s '$B'"
+  bash -c "$(lim build/gpuscope analyze --start 100s --end 110s "'$B'")"
+measure "analyze --start 10s --end 20s, $small events, ulimit -v ${limit_gb} GiB" \
+  bash -c "$(lim build/gpuscope analyze --start 10s --end 20s "'$S'")"
+measure "export --format json --start 100s --end 110s, $big events, ulimit -v ${limit_gb} GiB" \
+  bash -c "$(lim build/gpuscope export --format json --force --start 100s --end 110s -o "'$dir/window.json'" "'$B'")"
+rm -f "$dir/window.json"
+measure "diff --start 100s --end 110s, $big events against itself, ulimit -v ${limit_gb} GiB" \
+  bash -c "$(lim build/gpuscope diff --start 100s --end 110s "'$B'" "'$B'")"
+measure "analyze, whole, $big events, ulimit -v ${limit_gb} GiB" \
+  bash -c "$(lim build/gpuscope analyze "'$B'")"
 measure "analyze, whole, $small events" build/gpuscope analyze "$S"
 echo "analyze, whole, $small events: $(awk -v k="$RSS_KB" -v n="$small" 'BEGIN { printf "%.1f", k * 1024 / n }') B/event peak RSS"
+measure "dump, whole (one slice), $small events" build/gpuscope dump --slice-events 1000000000000 "$S"
+measure "dump, slices of 2 M events, $small events" build/gpuscope dump "$S"
+if [ "${DUMP_BIG:-1}" != 0 ]; then
+  measure "dump, slices of 2 M events, $big events" build/gpuscope dump "$B"
+fi

@@ -99,10 +99,22 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 	double gain, short_share;
 	char b1[64], b2[64], b3[64];
 
-	size_t stride = m->kernels.n / ARRAY_SIZE(sample) + 1, lstride = m->api.n / ARRAY_SIZE(lsample) + 1;
+	size_t stride = 1, lstride = 1, wk = 0, wl = 0;
 
 	if (!c->has_gpu)
 		return;
+	/*
+	 * The samples' strides from the rows in the window, not the model's
+	 * counts: a window's medians do not depend on what else was loaded
+	 * (a windowed load, issue 19, keeps only the rows near the window).
+	 */
+	for (size_t i = 0; i < m->kernels.n; i++)
+		wk += az_in_win(c, m->kernels.v[i].start);
+	for (size_t i = 0; i < m->api.n; i++)
+		wl += c->api_class[m->api.v[i].name_id] == API_LAUNCH && az_in_win(c, m->api.v[i].start) &&
+		      az_api_counted(c, &m->api.v[i]);
+	stride = wk / ARRAY_SIZE(sample) + 1;
+	lstride = wl / ARRAY_SIZE(lsample) + 1;
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
 		uint64_t d = k->end > k->start ? k->end - k->start : 0;
@@ -114,7 +126,7 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 			nshort++;
 		if (k->flags & TRACE_GPU_GRAPH)
 			ngraph++;
-		if (i % stride == 0 && ns < ARRAY_SIZE(sample)) /* systematic sample for the median */
+		if ((nk - 1) % stride == 0 && ns < ARRAY_SIZE(sample)) /* systematic sample for the median */
 			sample[ns++] = d;
 	}
 	for (size_t i = 0; i < m->api.n; i++) {
@@ -123,7 +135,7 @@ void rule_launch(struct az_ctx *c, const struct az_rule *self)
 			continue;
 		nlaunch++;
 		launch_ns += a->end > a->start ? a->end - a->start : 0;
-		if (nls < ARRAY_SIZE(lsample) && i % lstride == 0)
+		if (nls < ARRAY_SIZE(lsample) && (nlaunch - 1) % lstride == 0)
 			lsample[nls++] = a->end > a->start ? a->end - a->start : 0;
 	}
 	if (!nk)

@@ -160,6 +160,54 @@ int cmd_analyze(int argc, char **argv)
 	o.set = nset ? set : NULL;
 	o.data_ranges = nranges ? ranges : NULL;
 
+	if (start || end) {
+		uint64_t s = 0, e = 0;
+		if ((start && parse_duration_ns(start, &s, "s") < 0) ||
+		    (end && parse_duration_ns(end, &e, "s") < 0)) {
+			free(set);
+			free(ranges);
+			return usage_error(analyze_usage, "bad time '%s'", start && parse_duration_ns(start, &s, "s") < 0
+					   ? start : end);
+		}
+		if (end && e <= s) {
+			free(set);
+			free(ranges);
+			return usage_error(analyze_usage, "--end must be after --start");
+		}
+		/*
+		 * A windowed load (issue 19): a gpuscope report's rows that do not
+		 * come near the window are not stored, so memory follows the
+		 * window, not the file.  Not with --rank (the span then is the
+		 * rank's, known only after a whole load) nor --critical-path
+		 * (its window is an NVTX range's).  LOAD_WINDOW_MARGIN_NS
+		 * (import.h) says what "near" is.
+		 */
+		if (rank < 0 && !cp_on && (s || end)) { /* "--start 0" alone: the whole report */
+			lo.windowed = 1;
+			lo.win_start = s;
+			lo.win_end = end ? e : 0;
+			/* allocations from the start: the bytes live when the window opens (rule_memory) */
+			lo.win_keep = 1u << TRACE_EV_MEMORY;
+			lo.win_margin = LOAD_WINDOW_MARGIN_NS;
+		}
+	}
+	if (o.nvtx && !start && !end && rank < 0 && !cp_on) {
+		/* --nvtx RANGE: the instances' extent, from a pass that keeps only NVTX ranges */
+		uint64_t nlo, nhi;
+		int found = load_nvtx_extent(path, o.nvtx, &nlo, &nhi);
+		if (found < 0) {
+			free(set);
+			free(ranges);
+			return EXIT_USAGE;
+		}
+		if (found) {
+			lo.windowed = lo.win_absolute = 1;
+			lo.win_start = nlo;
+			lo.win_end = nhi;
+			lo.win_keep = 1u << TRACE_EV_MEMORY;
+			lo.win_margin = LOAD_WINDOW_MARGIN_NS;
+		}
+	}
 	model_init(&m);
 	/* a progress line while a big report loads, on a terminal */
 	progress_init(&prog, progress, "gpuscope analyze: reading", 0);
@@ -191,20 +239,11 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (start || end) {
 		uint64_t s = 0, e = 0;
-		if ((start && parse_duration_ns(start, &s, "s") < 0) ||
-		    (end && parse_duration_ns(end, &e, "s") < 0)) {
-			model_release(&m);
-			free(set);
-			free(ranges);
-			return usage_error(analyze_usage, "bad time '%s'", start && parse_duration_ns(start, &s, "s") < 0
-					   ? start : end);
-		}
-		if (end && e <= s) {
-			model_release(&m);
-			free(set);
-			free(ranges);
-			return usage_error(analyze_usage, "--end must be after --start");
-		}
+		/* checked above */
+		if (start)
+			parse_duration_ns(start, &s, "s");
+		if (end)
+			parse_duration_ns(end, &e, "s");
 		o.start = m.t_min + s;
 		o.end = end ? m.t_min + e : 0;
 		if (!o.end && !o.start)
@@ -216,6 +255,12 @@ int cmd_analyze(int argc, char **argv)
 		free(ranges);
 		return EXIT_USAGE;
 	}
+	/*
+	 * GPU busy over the whole run needs the whole run's GPU work, which a
+	 * windowed load did not keep: unknown, not the window's figure.
+	 */
+	if (lo.win_loaded)
+		r.summary.run_gpu_busy = -1;
 	if (!strcmp(format, "json"))
 		ret = analyze_print_json(stdout, &m, &r);
 	else if (color_on(stdout)) {

@@ -11,10 +11,10 @@
 #include <string.h>
 
 static const char diff_usage[] =
-	"gpuscope diff [--step RANGE] [--noise PCT] [--format text|json|csv|html] [-o FILE] "
+	"gpuscope diff [--step RANGE] [--start T] [--end T] [--noise PCT] [--format text|json|csv|html] [-o FILE] "
 	"BEFORE AFTER | BEFORE... -- AFTER...";
 
-enum { O_FORCE = 256 };
+enum { O_FORCE = 256, O_START, O_END };
 
 static const struct cli_opt diff_opts[] = {
 	{ "step", 's', 's', ARG_REQUIRED, "RANGE", "the NVTX range that marks a step (per-step figures)",
@@ -25,6 +25,9 @@ static const struct cli_opt diff_opts[] = {
 	  "text json csv html", 0 },
 	{ "output", 'o', 'o', ARG_REQUIRED, "FILE", "write to FILE instead of standard output",
 	  "<file>", 0 },
+	{ "start", 0, O_START, ARG_REQUIRED, "T",
+	  "compare each run from T after its start (\"1.5s\", \"200ms\"; seconds when bare)", NULL, 0 },
+	{ "end", 0, O_END, ARG_REQUIRED, "T", "compare each run up to T after its start", NULL, 0 },
 	{ "force", 0, O_FORCE, ARG_BOOL, NULL, "overwrite an existing -o FILE", NULL, 0 },
 	{ "force-overwrite", 0, O_FORCE, ARG_BOOL, NULL, "nsys's name for --force", NULL, OPT_HIDDEN },
 	{ "color", 0, 'C', ARG_OPTIONAL, "WHEN", "colour the verdicts: auto (default), always or never",
@@ -79,10 +82,19 @@ int cmd_diff(int argc, char **argv)
 				return usage_error(diff_usage, NULL);
 			break;
 		case O_FORCE: force = opt_bool(&it); break;
+		case O_START:
+		case O_END:
+			/* a window of every run, loaded alone (issue 19, docs/cli.md) */
+			if (parse_duration_ns(it.arg, c == O_START ? &o.start : &o.end, "s") < 0)
+				return usage_error(diff_usage, "bad time '%s'", it.arg);
+			o.windowed = 1;
+			break;
 		default:
 			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
+	if (o.windowed && o.end && o.end <= o.start)
+		return usage_error(diff_usage, "--end must be after --start");
 	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv") &&
 	    strcmp(format, "html"))
 		return usage_error(diff_usage, "unknown format '%s'", format);

@@ -9,13 +9,14 @@
  */
 #include "commands.h"
 #include "../import/import.h"
+#include "../model/device_facts.h"
 
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char dump_usage[] = "gpuscope dump [--type T[,T...]] [--absolute] REPORT";
+static const char dump_usage[] = "gpuscope dump [--type T[,T...]] [--absolute] [--slice-events N] REPORT";
 static const char dump_types[] = "process thread nvtx_range nvtx_mark name osrt cpu_sample api "
 				 "kernel memcpy memset sync memory device metric kmetric capture torch_mem oom";
 
@@ -26,6 +27,9 @@ static const struct cli_opt dump_opts[] = {
 	  "process thread nvtx_range nvtx_mark name osrt cpu_sample api kernel memcpy memset sync "
 	  "memory device metric capture", 0 },
 	{ "absolute", 'a', 'a', ARG_NONE, NULL, "absolute times (the clock's), not from the report's start",
+	  NULL, 0 },
+	{ "slice-events", 0, 'S', ARG_REQUIRED, "N",
+	  "read a big report in time slices of about N events (default 2000000): memory follows N",
 	  NULL, 0 },
 	{ 0 },
 };
@@ -365,22 +369,413 @@ static int cmp_key(const void *pa, const void *pb)
 	return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-int cmd_dump(int argc, char **argv)
+static const unsigned dump_order[] = {
+	TRACE_EV_PROCESS, TRACE_EV_DEVICE, TRACE_EV_NAME, TRACE_EV_THREAD,
+	TRACE_EV_CAPTURE, TRACE_EV_NVTX_RANGE, TRACE_EV_NVTX_MARK, TRACE_EV_OSRT,
+	TRACE_EV_CPU_SAMPLE, TRACE_EV_API, TRACE_EV_KERNEL, TRACE_EV_MEMCPY,
+	TRACE_EV_MEMSET, TRACE_EV_SYNC, TRACE_EV_MEMORY, TRACE_EV_METRIC, TRACE_EV_KMETRIC,
+	TRACE_EV_TORCH_MEM, TRACE_EV_OOM,
+};
+
+/*
+ * Print the rows of @m whose time (the sort key) lies in [@lo, @hi), in
+ * time order, ties in the type order of dump_order[], then in the model's
+ * order.  @want (NULL: every type) picks the types.  0, or -1 when stdout
+ * failed (checked by main too).
+ */
+static int dump_model(const struct model *m, const unsigned *want, uint64_t base, uint64_t lo,
+		      uint64_t hi)
 {
-	static const unsigned order[] = {
-		TRACE_EV_PROCESS, TRACE_EV_DEVICE, TRACE_EV_NAME, TRACE_EV_THREAD,
-		TRACE_EV_CAPTURE, TRACE_EV_NVTX_RANGE, TRACE_EV_NVTX_MARK, TRACE_EV_OSRT,
-		TRACE_EV_CPU_SAMPLE, TRACE_EV_API, TRACE_EV_KERNEL, TRACE_EV_MEMCPY,
-		TRACE_EV_MEMSET, TRACE_EV_SYNC, TRACE_EV_MEMORY, TRACE_EV_METRIC, TRACE_EV_KMETRIC,
-		TRACE_EV_TORCH_MEM, TRACE_EV_OOM,
-	};
-	unsigned want[TRACE_EV__COUNT] = { 0 };
-	int any_type = 0, absolute = 0, c;
-	struct model m;
 	struct dump_ctx d;
-	struct opt_iter it;
 	struct key *keys = NULL;
 	size_t nk = 0, ak = 0;
+
+	for (unsigned o = 0; o < ARRAY_SIZE(dump_order); o++) {
+		unsigned ty = dump_order[o];
+		size_t n = 0;
+		if (want && !want[ty])
+			continue;
+		switch (ty) {
+		case TRACE_EV_PROCESS: n = m->procs.n; break;
+		case TRACE_EV_DEVICE: n = m->devices.n; break;
+		case TRACE_EV_NAME: n = m->names.n; break;
+		case TRACE_EV_THREAD: n = m->threads.n; break;
+		case TRACE_EV_CAPTURE: n = m->captures.n; break;
+		case TRACE_EV_NVTX_RANGE: n = m->nvtx.n; break;
+		case TRACE_EV_NVTX_MARK: n = m->marks.n; break;
+		case TRACE_EV_OSRT: n = m->osrt.n; break;
+		case TRACE_EV_CPU_SAMPLE: n = m->cpu.n; break;
+		case TRACE_EV_API: n = m->api.n; break;
+		case TRACE_EV_KERNEL: n = m->kernels.n; break;
+		case TRACE_EV_MEMCPY: n = m->memcpys.n; break;
+		case TRACE_EV_MEMSET: n = m->memsets.n; break;
+		case TRACE_EV_SYNC: n = m->syncs.n; break;
+		case TRACE_EV_MEMORY: n = m->memory.n; break;
+		case TRACE_EV_METRIC: n = m->metrics.n; break;
+		case TRACE_EV_KMETRIC: n = m->kmetrics.n; break;
+		case TRACE_EV_TORCH_MEM: n = m->torch_mem.n; break;
+		case TRACE_EV_OOM: n = m->ooms.n; break;
+		}
+		ALLOC_GROW(keys, nk + n, ak);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t time = 0;
+			switch (ty) {
+			case TRACE_EV_PROCESS: time = m->procs.v[i].start_mono_ns; break;
+			case TRACE_EV_THREAD: time = m->threads.v[i].first; break;
+			case TRACE_EV_CAPTURE: time = m->captures.v[i].time; break;
+			case TRACE_EV_NVTX_RANGE: time = m->nvtx.v[i].start; break;
+			case TRACE_EV_NVTX_MARK: time = m->marks.v[i].time; break;
+			case TRACE_EV_OSRT: time = m->osrt.v[i].start; break;
+			case TRACE_EV_CPU_SAMPLE: time = m->cpu.v[i].time; break;
+			case TRACE_EV_API: time = m->api.v[i].start; break;
+			case TRACE_EV_KERNEL: time = m->kernels.v[i].start; break;
+			case TRACE_EV_MEMCPY: time = m->memcpys.v[i].start; break;
+			case TRACE_EV_MEMSET: time = m->memsets.v[i].start; break;
+			case TRACE_EV_SYNC: time = m->syncs.v[i].start; break;
+			case TRACE_EV_MEMORY: time = m->memory.v[i].time; break;
+			case TRACE_EV_METRIC: time = m->metrics.v[i].time; break;
+			case TRACE_EV_KMETRIC: time = m->kmetrics.v[i].time; break;
+			case TRACE_EV_TORCH_MEM: time = m->torch_mem.v[i].time; break;
+			case TRACE_EV_OOM: time = m->ooms.v[i].time; break;
+			default: time = 0; break; /* devices and names come first */
+			}
+			if (time < lo || time >= hi)
+				continue;
+			keys[nk].time = time;
+			keys[nk].type = ty;
+			keys[nk].order = o;
+			keys[nk].idx = i;
+			nk++;
+		}
+	}
+	/* a report with no events has no keys: qsort(NULL, 0) is undefined behaviour */
+	if (nk)
+		qsort(keys, nk, sizeof(*keys), cmp_key);
+	d.m = m;
+	d.base = base;
+	memset(&d.sb, 0, sizeof(d.sb));
+	for (size_t i = 0; i < nk; i++) {
+		dump_one(&d, keys[i].type, keys[i].idx);
+		if (d.sb.len > 1 << 16) {
+			fwrite(d.sb.buf, 1, d.sb.len, stdout);
+			strbuf_reset(&d.sb);
+		}
+	}
+	if (d.sb.len)
+		fwrite(d.sb.buf, 1, d.sb.len, stdout);
+	strbuf_release(&d.sb);
+	free(keys);
+	return ferror(stdout) ? -1 : 0;
+}
+
+/*
+ * ---- streaming a report in time slices (issue 19: a long run) ----
+ *
+ * A first streaming pass (a lean load that stores no timed row) finds what
+ * every line needs from the whole report: its start (the times' origin),
+ * each thread's first time (a thread's line is printed then) and how many
+ * rows start when (a histogram).  The report is then read once per slice
+ * of time, each slice holding about --slice-events rows: the loader's
+ * window keeps the rows that overlap it, and the rows that start in it are
+ * printed, in the order a whole load prints them.  Memory follows the
+ * slice, not the report; each slice reads the whole file again.
+ */
+
+/* Rows per slice by default: about 250 MB of model (the loader's ~120 B a row, bench/RESULTS.md). */
+#define DUMP_SLICE_EVENTS 2000000ull
+/* Buckets of the first pass's histogram of start times: slices cut at bucket edges. */
+#define DUMP_BUCKETS 8192
+
+struct thr_first {
+	uint64_t key;   /* pid << 32 | tid; 0: empty slot */
+	uint64_t first;
+};
+
+struct dump_scan {
+	/* each thread's first time: open addressing, grown at half full */
+	struct thr_first *thr;
+	size_t nthr, athr;
+	/* a histogram of row starts that widens as times outside it come */
+	uint64_t hlo, hwidth, hist[DUMP_BUCKETS], rows;
+	uint64_t t_min;   /* as model_finish(): the first start of the rows that count in the span */
+};
+
+static void scan_thread(struct dump_scan *ds, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	size_t i;
+
+	if (!tid)
+		return;
+	if (2 * (ds->nthr + 1) > ds->athr) {
+		struct thr_first *old = ds->thr;
+		size_t oa = ds->athr;
+		ds->athr = oa ? 2 * oa : 1024;
+		ds->thr = xcalloc(ds->athr, sizeof(*ds->thr));
+		ds->nthr = 0;
+		for (size_t k = 0; k < oa; k++)
+			if (old[k].key)
+				scan_thread(ds, (uint32_t)(old[k].key >> 32), (uint32_t)old[k].key, old[k].first);
+		free(old);
+	}
+	{
+		uint64_t key = (uint64_t)pid << 32 | tid;
+		for (i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (ds->athr - 1); ds->thr[i].key;
+		     i = (i + 1) & (ds->athr - 1)) {
+			if (ds->thr[i].key == key) {
+				/* as merge_threads(): the first nonzero time */
+				if (t && (!ds->thr[i].first || t < ds->thr[i].first))
+					ds->thr[i].first = t;
+				return;
+			}
+		}
+		ds->thr[i].key = key;
+		ds->thr[i].first = t;
+		ds->nthr++;
+	}
+}
+
+/* Count a row starting at @t; the histogram doubles its bucket width to take a time outside it. */
+static void scan_time(struct dump_scan *ds, uint64_t t)
+{
+	ds->rows++;
+	if (!ds->hwidth) {
+		ds->hlo = t;
+		ds->hwidth = 1;
+	}
+	while (t < ds->hlo || (t - ds->hlo) / ds->hwidth >= DUMP_BUCKETS) {
+		/* widen: pairs of buckets merge; growing downwards the old range becomes the upper half */
+		int down = t < ds->hlo;
+		uint64_t span = ds->hwidth * DUMP_BUCKETS;
+		if (ds->hwidth > UINT64_MAX / 2 / DUMP_BUCKETS)
+			break;
+		if (down) {
+			for (size_t i = DUMP_BUCKETS; i-- > DUMP_BUCKETS / 2;)
+				ds->hist[i] = ds->hist[2 * i - DUMP_BUCKETS] + ds->hist[2 * i - DUMP_BUCKETS + 1];
+			memset(ds->hist, 0, DUMP_BUCKETS / 2 * sizeof(ds->hist[0]));
+			ds->hlo = ds->hlo > span ? ds->hlo - span : 0;
+		} else {
+			for (size_t i = 0; i < DUMP_BUCKETS / 2; i++)
+				ds->hist[i] = ds->hist[2 * i] + ds->hist[2 * i + 1];
+			memset(ds->hist + DUMP_BUCKETS / 2, 0, DUMP_BUCKETS / 2 * sizeof(ds->hist[0]));
+		}
+		ds->hwidth *= 2;
+	}
+	{
+		uint64_t b = t >= ds->hlo ? (t - ds->hlo) / ds->hwidth : 0;
+		ds->hist[b < DUMP_BUCKETS ? b : DUMP_BUCKETS - 1]++;
+	}
+}
+
+static void scan_span(struct dump_scan *ds, uint64_t t)
+{
+	if (t && (!ds->t_min || t < ds->t_min))
+		ds->t_min = t;
+}
+
+static void scan_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
+{
+	struct dump_scan *ds = ctx;
+	uint64_t t;
+
+	(void)stream;
+	memcpy(&t, rec, sizeof(t)); /* every timed record starts with its time or start */
+	scan_time(ds, t);
+	switch (type) {
+	case TRACE_EV_NVTX_RANGE: {
+		const struct trace_nvtx_range *r = rec;
+		scan_span(ds, r->start);
+		scan_thread(ds, r->pid, r->tid, r->start);
+		break;
+	}
+	case TRACE_EV_NVTX_MARK: {
+		const struct trace_nvtx_mark *k = rec;
+		scan_span(ds, k->time);
+		scan_thread(ds, k->pid, k->tid, k->time);
+		break;
+	}
+	case TRACE_EV_OSRT: {
+		const struct trace_osrt *o = rec;
+		scan_span(ds, o->start);
+		scan_thread(ds, o->pid, o->tid, o->start);
+		break;
+	}
+	case TRACE_EV_CPU_SAMPLE: {
+		const struct trace_cpu_sample *c = rec;
+		scan_thread(ds, c->pid, c->tid, c->time);
+		break;
+	}
+	case TRACE_EV_API: {
+		const struct trace_api *a = rec;
+		scan_span(ds, a->start);
+		scan_thread(ds, a->pid, a->tid, a->start);
+		break;
+	}
+	case TRACE_EV_KERNEL: case TRACE_EV_MEMCPY: case TRACE_EV_MEMSET: case TRACE_EV_SYNC:
+	case TRACE_EV_MEMORY: case TRACE_EV_TORCH_MEM: case TRACE_EV_OOM:
+		scan_span(ds, t); /* as model_finish(): GPU work, allocations and allocator events */
+		break;
+	default:
+		break; /* samples, metrics, capture edges and kernel metrics are not in the span */
+	}
+}
+
+/* The timed record types the first pass counts and does not store. */
+#define DUMP_SCAN_TYPES                                                                         \
+	((1u << TRACE_EV_NVTX_RANGE) | (1u << TRACE_EV_NVTX_MARK) | (1u << TRACE_EV_OSRT) |     \
+	 (1u << TRACE_EV_CPU_SAMPLE) | (1u << TRACE_EV_API) | (1u << TRACE_EV_KERNEL) |         \
+	 (1u << TRACE_EV_MEMCPY) | (1u << TRACE_EV_MEMSET) | (1u << TRACE_EV_SYNC) |            \
+	 (1u << TRACE_EV_MEMORY) | (1u << TRACE_EV_METRIC) | (1u << TRACE_EV_CAPTURE) |         \
+	 (1u << TRACE_EV_KMETRIC) | (1u << TRACE_EV_TORCH_MEM) | (1u << TRACE_EV_OOM))
+
+static uint64_t scan_thread_first(const struct dump_scan *ds, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+
+	if (!ds->athr)
+		return 0;
+	for (size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (ds->athr - 1); ds->thr[i].key;
+	     i = (i + 1) & (ds->athr - 1))
+		if (ds->thr[i].key == key)
+			return ds->thr[i].first;
+	return 0;
+}
+
+static int cmp_thread_id(const void *pa, const void *pb)
+{
+	const struct model_thread *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+/*
+ * The thread rows of a whole load: @m0's (from the thread entries) with the
+ * rows' first times merged in, and the threads only rows name added.
+ */
+static void scan_merge_threads(struct model *m0, const struct dump_scan *ds)
+{
+	size_t n0 = m0->threads.n;
+
+	for (size_t i = 0; i < n0; i++) {
+		struct model_thread *t = &m0->threads.v[i];
+		uint64_t f = scan_thread_first(ds, t->pid, t->tid);
+		if (f && (!t->first || f < t->first))
+			t->first = f;
+	}
+	for (size_t k = 0; k < ds->athr; k++) {
+		const struct thr_first *x = &ds->thr[k];
+		struct model_thread key = { 0 }, *t;
+		if (!x->key)
+			continue;
+		key.pid = (uint32_t)(x->key >> 32);
+		key.tid = (uint32_t)x->key;
+		if (n0 && bsearch(&key, m0->threads.v, n0, sizeof(key), cmp_thread_id))
+			continue;
+		t = MODEL_PUSH(m0->threads);
+		*t = key;
+		t->first = t->last = x->first;
+	}
+	if (m0->threads.n > 1)
+		qsort(m0->threads.v, m0->threads.n, sizeof(m0->threads.v[0]), cmp_thread_id);
+}
+
+static void drop_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
+{
+	(void)ctx;
+	(void)stream;
+	(void)type;
+	(void)rec;
+}
+
+/*
+ * dump_report_sliced - print report @path in slices of about @per rows
+ * (above).  Returns 0, 1 when the report is small enough for one whole
+ * load (nothing printed), or -1 after error().
+ */
+static int dump_report_sliced(const char *path, const unsigned *want, int absolute, uint64_t per)
+{
+	struct dump_scan *ds = xcalloc(1, sizeof(*ds));
+	struct model_sink sink = { 0 };
+	struct model m0;
+	uint64_t base, a, acc = 0;
+	size_t b = 0;
+	int ret = 0;
+
+	sink.types = DUMP_SCAN_TYPES;
+	sink.ctx = ds;
+	sink.row = scan_row;
+	model_init(&m0);
+	if (model_load_report_sink(&m0, path, &sink) < 0) {
+		model_release(&m0);
+		free(ds);
+		return -1;
+	}
+	if (ds->rows <= per) {
+		/* one slice: the whole load prints it as it always has */
+		model_release(&m0);
+		free(ds->thr);
+		free(ds);
+		return 1;
+	}
+	report_damage(&m0);
+	scan_merge_threads(&m0, ds);
+	base = absolute ? 0 : ds->t_min;
+	/* slices cut at bucket edges once they hold @per rows; the first starts at 0, the last ends at infinity */
+	a = 0;
+	while (a != UINT64_MAX && !ret) {
+		uint64_t hi = UINT64_MAX;
+		struct model m;
+		struct model_sink w = { 0 };
+		for (; b < DUMP_BUCKETS; b++) {
+			acc += ds->hist[b];
+			if (acc >= per) {
+				hi = ds->hlo + (b + 1) * ds->hwidth;
+				acc = 0;
+				b++;
+				break;
+			}
+		}
+		if (b >= DUMP_BUCKETS)
+			hi = UINT64_MAX;
+		model_init(&m);
+		/* rows of the types --type leaves out pass to a sink that drops them: not stored */
+		if (want) {
+			for (unsigned t = 0; t < TRACE_EV__COUNT && t < 32; t++)
+				if ((DUMP_SCAN_TYPES & (1u << t)) && !want[t])
+					w.types |= 1u << t;
+			w.row = drop_row;
+		}
+		w.window_lo = a;
+		w.window_hi = hi == UINT64_MAX ? UINT64_MAX : hi - 1;
+		if (model_load_report_sink(&m, path, &w) < 0) {
+			ret = -1;
+		} else {
+			model_apply_gpu_facts(&m); /* as load_input() */
+			/* the threads of the whole report, first seen where a whole load sees them */
+			free(m.threads.v);
+			m.threads.v = xmalloc((m0.threads.n + 1) * sizeof(*m.threads.v));
+			memcpy(m.threads.v, m0.threads.v, m0.threads.n * sizeof(*m.threads.v));
+			m.threads.n = m.threads.alloc = m0.threads.n;
+			if (dump_model(&m, want, base, a, hi) < 0)
+				ret = -1;
+		}
+		model_release(&m);
+		a = hi;
+	}
+	model_release(&m0);
+	free(ds->thr);
+	free(ds);
+	return ret;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	unsigned want[TRACE_EV__COUNT] = { 0 };
+	int any_type = 0, absolute = 0, c, sliced = 1;
+	uint64_t per = DUMP_SLICE_EVENTS;
+	struct model m;
+	struct opt_iter it;
 
 	opt_iter_init(&it, &cli_dump, argc, argv);
 	while ((c = opt_next(&it)) != OPT_END) {
@@ -403,90 +798,36 @@ int cmd_dump(int argc, char **argv)
 			break;
 		}
 		case 'a': absolute = 1; break;
+		case 'S': {
+			char *e;
+			unsigned long long v = strtoull(it.arg, &e, 10);
+			if (*e || !*it.arg || !v || it.arg[0] == '-')
+				return usage_error(dump_usage, "bad --slice-events '%s' (a count above 0)", it.arg);
+			per = v;
+			break;
+		}
 		default: return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1)
 		return usage_error(dump_usage, optind < argc ? "too many arguments" : "no report given");
+	if (trace_is_report(argv[optind]) == 1) {
+		int r = dump_report_sliced(argv[optind], any_type ? want : NULL, absolute, per);
+		if (r < 0)
+			return EXIT_USAGE;
+		sliced = r == 0;
+	} else {
+		sliced = 0;
+	}
+	if (sliced)
+		return EXIT_OK;
 	model_init(&m);
 	if (load_input(&m, argv[optind]) < 0) {
 		model_release(&m);
 		return EXIT_USAGE;
 	}
 	report_damage(&m);
-	for (unsigned o = 0; o < ARRAY_SIZE(order); o++) {
-		unsigned ty = order[o];
-		size_t n = 0;
-		if (any_type && !want[ty])
-			continue;
-		switch (ty) {
-		case TRACE_EV_PROCESS: n = m.procs.n; break;
-		case TRACE_EV_DEVICE: n = m.devices.n; break;
-		case TRACE_EV_NAME: n = m.names.n; break;
-		case TRACE_EV_THREAD: n = m.threads.n; break;
-		case TRACE_EV_CAPTURE: n = m.captures.n; break;
-		case TRACE_EV_NVTX_RANGE: n = m.nvtx.n; break;
-		case TRACE_EV_NVTX_MARK: n = m.marks.n; break;
-		case TRACE_EV_OSRT: n = m.osrt.n; break;
-		case TRACE_EV_CPU_SAMPLE: n = m.cpu.n; break;
-		case TRACE_EV_API: n = m.api.n; break;
-		case TRACE_EV_KERNEL: n = m.kernels.n; break;
-		case TRACE_EV_MEMCPY: n = m.memcpys.n; break;
-		case TRACE_EV_MEMSET: n = m.memsets.n; break;
-		case TRACE_EV_SYNC: n = m.syncs.n; break;
-		case TRACE_EV_MEMORY: n = m.memory.n; break;
-		case TRACE_EV_METRIC: n = m.metrics.n; break;
-		case TRACE_EV_KMETRIC: n = m.kmetrics.n; break;
-		case TRACE_EV_TORCH_MEM: n = m.torch_mem.n; break;
-		case TRACE_EV_OOM: n = m.ooms.n; break;
-		}
-		ALLOC_GROW(keys, nk + n, ak);
-		for (size_t i = 0; i < n; i++) {
-			uint64_t time = 0;
-			switch (ty) {
-			case TRACE_EV_PROCESS: time = m.procs.v[i].start_mono_ns; break;
-			case TRACE_EV_THREAD: time = m.threads.v[i].first; break;
-			case TRACE_EV_CAPTURE: time = m.captures.v[i].time; break;
-			case TRACE_EV_NVTX_RANGE: time = m.nvtx.v[i].start; break;
-			case TRACE_EV_NVTX_MARK: time = m.marks.v[i].time; break;
-			case TRACE_EV_OSRT: time = m.osrt.v[i].start; break;
-			case TRACE_EV_CPU_SAMPLE: time = m.cpu.v[i].time; break;
-			case TRACE_EV_API: time = m.api.v[i].start; break;
-			case TRACE_EV_KERNEL: time = m.kernels.v[i].start; break;
-			case TRACE_EV_MEMCPY: time = m.memcpys.v[i].start; break;
-			case TRACE_EV_MEMSET: time = m.memsets.v[i].start; break;
-			case TRACE_EV_SYNC: time = m.syncs.v[i].start; break;
-			case TRACE_EV_MEMORY: time = m.memory.v[i].time; break;
-			case TRACE_EV_METRIC: time = m.metrics.v[i].time; break;
-			case TRACE_EV_KMETRIC: time = m.kmetrics.v[i].time; break;
-			case TRACE_EV_TORCH_MEM: time = m.torch_mem.v[i].time; break;
-			case TRACE_EV_OOM: time = m.ooms.v[i].time; break;
-			default: time = 0; break; /* devices and names come first */
-			}
-			keys[nk].time = time;
-			keys[nk].type = ty;
-			keys[nk].order = o;
-			keys[nk].idx = i;
-			nk++;
-		}
-	}
-	/* a report with no events has no keys: qsort(NULL, 0) is undefined behaviour */
-	if (nk)
-		qsort(keys, nk, sizeof(*keys), cmp_key);
-	d.m = &m;
-	d.base = absolute ? 0 : m.t_min;
-	memset(&d.sb, 0, sizeof(d.sb));
-	for (size_t i = 0; i < nk; i++) {
-		dump_one(&d, keys[i].type, keys[i].idx);
-		if (d.sb.len > 1 << 16) {
-			fwrite(d.sb.buf, 1, d.sb.len, stdout);
-			strbuf_reset(&d.sb);
-		}
-	}
-	if (d.sb.len)
-		fwrite(d.sb.buf, 1, d.sb.len, stdout);
-	strbuf_release(&d.sb);
-	free(keys);
+	dump_model(&m, any_type ? want : NULL, absolute ? 0 : m.t_min, 0, UINT64_MAX);
 	model_release(&m);
 	return EXIT_OK;
 }

@@ -67,6 +67,35 @@ struct export_analysis {
 	struct analyze_opts ao;
 };
 
+/*
+ * --start/--end/--duration into @s and @e (from the report's start; @e 0:
+ * none); 1 when a window is given, 0 when none, or a usage error (< 0).
+ */
+static int export_window_parse(struct export_analysis *a, uint64_t *s, uint64_t *e)
+{
+	uint64_t d = 0;
+
+	*s = *e = 0;
+	if (a->start && parse_duration_ns(a->start, s, "s") < 0)
+		return -usage_error(export_usage, "bad time '%s'", a->start);
+	if (a->end && parse_duration_ns(a->end, e, "s") < 0)
+		return -usage_error(export_usage, "bad time '%s'", a->end);
+	if (a->duration && parse_duration_ns(a->duration, &d, "s") < 0)
+		return -usage_error(export_usage, "bad time '%s'", a->duration);
+	if (a->end && a->duration)
+		return -usage_error(export_usage, "--end and --duration are one window end: give one");
+	if (a->duration) {
+		if (!d)
+			return -usage_error(export_usage, "--duration must be more than 0");
+		*e = *s + d;
+	}
+	if (!a->start && !a->end && !a->duration)
+		return 0;
+	if ((a->end || a->duration) && *e <= *s)
+		return -usage_error(export_usage, "--end must be after --start");
+	return 1;
+}
+
 /* --start/--end/--duration into the absolute window of @ao (analyze's rule); 0 or a usage error. */
 static int export_window(struct export_analysis *a, const struct model *m)
 {
@@ -169,6 +198,37 @@ int cmd_export(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out_opts;
 	}
+	{
+		/*
+		 * A window (issue 19): a gpuscope report's rows within
+		 * LOAD_WINDOW_MARGIN_NS (import.h) of it are loaded, and
+		 * allocations whole, as `analyze` loads them: the findings are
+		 * analyze's, the timeline holds the window and what is near it.
+		 */
+		uint64_t ws, we;
+		int w = export_window_parse(&a, &ws, &we);
+		if (w < 0) {
+			ret = -w;
+			goto out_opts;
+		}
+		if (w && (ws || we)) { /* "--start 0" alone: the whole report */
+			lo.windowed = 1;
+			lo.win_start = ws;
+			lo.win_end = we;
+		} else if (a.ao.nvtx) {
+			/* --nvtx RANGE: the instances' extent, known from a pass over the NVTX ranges */
+			int found = load_nvtx_extent(argv[optind], a.ao.nvtx, &ws, &we);
+			if (found < 0) {
+				ret = EXIT_USAGE;
+				goto out_opts;
+			}
+			lo.windowed = lo.win_absolute = found;
+			lo.win_start = ws;
+			lo.win_end = we;
+		}
+		lo.win_margin = LOAD_WINDOW_MARGIN_NS;
+		lo.win_keep = 1u << TRACE_EV_MEMORY;
+	}
 	model_init(&m);
 	/* a progress line while a big report loads, then the writer's own */
 	progress_init(&prog, o.progress, "gpuscope export: reading", 0);
@@ -191,6 +251,9 @@ int cmd_export(int argc, char **argv)
 			goto out_model;
 		}
 		analysed = 1;
+		/* the whole run's GPU work was not loaded: unknown, as analyze says */
+		if (lo.win_loaded)
+			r.summary.run_gpu_busy = -1;
 	}
 	o.title = argv[optind];
 	in = (struct export_input){ .m = &m, .findings = analysed ? &r : NULL, .aopts = &a.ao, .o = o };

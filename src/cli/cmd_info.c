@@ -584,7 +584,7 @@ int cmd_info_parse(struct cmd_setup *s, int argc, char **argv)
 	s->input = argv[it.ind];
 	a->is.m = &s->m;
 	/* a gpuscope report streams its bulk rows through the counting sink */
-	a->sink = (struct model_sink){ INFO_SINK_TYPES, &a->is, info_row, info_strings, NULL, 0, 0 };
+	a->sink = (struct model_sink){ INFO_SINK_TYPES, &a->is, info_row, info_strings, NULL, 0, 0, 0 };
 	s->load.sink = &a->sink;
 	return CMD_RUN;
 }

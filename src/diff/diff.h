@@ -66,6 +66,13 @@ struct diff_opts {
 	double noise;              /* relative threshold for one-run sides (default 0.05) */
 	double noise_points;       /* absolute threshold for fractions (default 0.02) */
 	double finding_min_gain;   /* findings below this gain do not count (default 0.05) */
+	/*
+	 * A window of every run (diff --start/--end), ns from each report's
+	 * first event (@end 0: to its end), when @windowed: each run is
+	 * summarised on the rows that overlap it, loaded alone (load_opts).
+	 */
+	int windowed;
+	uint64_t start, end;
 };
 
 void diff_opts_init(struct diff_opts *o);

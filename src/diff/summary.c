@@ -463,10 +463,31 @@ int run_summarize_path(const char *path, const struct diff_opts *o, struct run_s
 	struct model m;
 	int ret;
 
+	struct load_opts lo = { 0 };
+
 	model_init(&m);
-	if (load_input(&m, path) < 0) {
+	if (o->windowed) {
+		/* issue 19: a long run's window is loaded alone, then clipped exactly */
+		lo.windowed = 1;
+		lo.win_start = o->start;
+		lo.win_end = o->end;
+		lo.win_margin = LOAD_WINDOW_MARGIN_NS;
+		lo.win_keep = 1u << TRACE_EV_MEMORY;
+	}
+	if (load_input_opts(&m, path, &lo) < 0) {
 		model_release(&m);
 		return -1;
+	}
+	if (o->windowed) {
+		uint64_t lo_t = m.t_min + o->start, hi_t = o->end ? m.t_min + o->end : m.t_max;
+		if (hi_t < lo_t)
+			hi_t = lo_t;
+		model_clip(&m, lo_t, hi_t);
+		/* the run's span is the window's (rows that straddle its edges stick out) */
+		if (m.t_min < lo_t)
+			m.t_min = lo_t;
+		if (m.t_max > hi_t)
+			m.t_max = hi_t;
 	}
 	/* a damaged report is compared on what loaded; say so (load_report words it "report '...'") */
 	for (size_t i = 0; i < m.nr_warnings; i++)

@@ -144,10 +144,110 @@ static void sink_strings(void *ctx, const struct model_strmap *map)
 		o->sink->strings(o->sink->ctx, map);
 }
 
+/*
+ * The loader's window of @o (load_opts): the report's span first (one
+ * streaming pass), then [start - margin, end + margin] in absolute times.
+ */
+static int report_window(const char *path, struct load_opts *o, struct model_sink *s,
+			 uint64_t *span_min, uint64_t *span_max)
+{
+	uint64_t lo, hi;
+
+	if (model_report_span(path, span_min, span_max) < 0)
+		return -1;
+	if (o->win_absolute) {
+		s->window_lo = o->win_start > o->win_margin ? o->win_start - o->win_margin : 0;
+		s->window_hi = o->win_end < UINT64_MAX - o->win_margin ? o->win_end + o->win_margin : UINT64_MAX;
+		s->window_keep = o->win_keep;
+		return 0;
+	}
+	lo = *span_min + o->win_start;
+	lo = lo > o->win_margin ? lo - o->win_margin : 0;
+	hi = o->win_end ? *span_min + o->win_end : UINT64_MAX;
+	hi = hi < UINT64_MAX - o->win_margin ? hi + o->win_margin : UINT64_MAX;
+	s->window_lo = lo;
+	s->window_hi = hi;
+	s->window_keep = o->win_keep;
+	return 0;
+}
+
+static void drop_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
+{
+	(void)ctx;
+	(void)stream;
+	(void)type;
+	(void)rec;
+}
+
+int load_nvtx_extent(const char *path, const char *want, uint64_t *lo, uint64_t *hi)
+{
+	struct model_sink s = { 0 };
+	struct model m;
+	int found = 0, is = trace_is_report(path);
+
+	*lo = *hi = 0;
+	if (is <= 0)
+		return 0; /* not a report (or unreadable: the load says why) */
+	/* every timed record type but the NVTX ranges passes by unstored */
+	s.types = (1u << TRACE_EV_NVTX_MARK) | (1u << TRACE_EV_OSRT) | (1u << TRACE_EV_CPU_SAMPLE) |
+		  (1u << TRACE_EV_API) | (1u << TRACE_EV_KERNEL) | (1u << TRACE_EV_MEMCPY) |
+		  (1u << TRACE_EV_MEMSET) | (1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) |
+		  (1u << TRACE_EV_METRIC) | (1u << TRACE_EV_CAPTURE) | (1u << TRACE_EV_KMETRIC) |
+		  (1u << TRACE_EV_TORCH_MEM) | (1u << TRACE_EV_OOM);
+	s.row = drop_row;
+	model_init(&m);
+	if (model_load_report_sink(&m, path, &s) < 0) {
+		model_release(&m);
+		return -1;
+	}
+	/* the ranges analyze's window takes (analyze.c build_window) */
+	for (size_t i = 0; i < m.nvtx.n; i++) {
+		const struct trace_nvtx_range *r = &m.nvtx.v[i];
+		if (r->end <= r->start || !model_name_matches(model_str(&m, r->name_id), want))
+			continue;
+		if (!found || r->start < *lo)
+			*lo = r->start;
+		if (r->end > *hi)
+			*hi = r->end;
+		found = 1;
+	}
+	model_release(&m);
+	return found;
+}
+
 static int load_report(struct model *m, const char *path, struct load_opts *o)
 {
 	struct model_sink s = { 0 };
+	uint64_t span_min = 0, span_max = 0;
+	int ret;
 
+	if (o && o->windowed && !o->sink) {
+		/* a windowed load: rows outside the window are neither stored nor handed on */
+		if (report_window(path, o, &s, &span_min, &span_max) < 0)
+			return -1;
+		/*
+		 * Refuse a window that cannot fit, as a whole load is refused:
+		 * its share of the report's span stands for its share of the rows
+		 * (an estimate: rows are rarely spread evenly).
+		 */
+		if (span_max > span_min) {
+			uint64_t a = s.window_lo > span_min ? s.window_lo : span_min;
+			uint64_t b = s.window_hi < span_max ? s.window_hi : span_max;
+			double share = b > a ? (double)(b - a) / (double)(span_max - span_min) : 0;
+			if (model_window_fits(path, share) < 0)
+				return -1;
+		}
+		s.ctx = o;
+		s.progress = sink_progress;
+		ret = model_load_report_sink(m, path, &s);
+		if (ret == 0) {
+			/* the span of the whole report, as a whole load gives (times count from it) */
+			m->t_min = span_min;
+			m->t_max = span_max;
+			o->win_loaded = 1;
+		}
+		return ret;
+	}
 	if (!o || (!o->sink && !o->progress))
 		return model_load_report(m, path);
 	s.ctx = o;
@@ -241,7 +341,7 @@ int load_input(struct model *m, const char *path)
 int load_input_opts(struct model *m, const char *path, struct load_opts *o)
 {
 	if (o)
-		o->sunk = 0;
+		o->sunk = o->win_loaded = 0;
 	if (load_any(m, path, o) < 0)
 		return -1;
 	model_apply_gpu_facts(m);

@@ -288,7 +288,8 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 		l->metrics_dropped++;
 		return;
 	}
-	if (l->sink && l->sink->window_hi && outside_window(l->sink, type, rec))
+	if (l->sink && l->sink->window_hi && !(type < 32 && (l->sink->window_keep & (1u << type))) &&
+	    outside_window(l->sink, type, rec))
 		return;
 	m->events++;
 	if (l->sink && type < 32 && (l->sink->types & (1u << type))) {
@@ -805,8 +806,32 @@ static int check_memory(struct trace_reader *r, const char *path)
 	if (!avail || need <= avail)
 		return 0;
 	return error("report '%s' needs about %s of memory to load whole (%s of events) and %s is "
-		     "available: `gpuscope info` and `gpuscope stats` (--start T --end T for a window) "
-		     "read it streaming", path, fmt_bytes(b1, sizeof(b1), (double)need),
+		     "available: `gpuscope info` reads it streaming, and `stats`, `analyze`, `export` "
+		     "and `diff` with --start T --end T load only that window", path, fmt_bytes(b1, sizeof(b1), (double)need),
+		     fmt_bytes(b2, sizeof(b2), (double)raw), fmt_bytes(b3, sizeof(b3), (double)avail));
+}
+
+int model_window_fits(const char *path, double share)
+{
+	struct trace_reader r;
+	uint64_t raw, chunks, need, avail;
+	char b1[32], b2[32], b3[32];
+
+	if (trace_reader_open(&r, path) < 0)
+		return -1;
+	trace_reader_sizes(&r, &raw, &chunks);
+	trace_reader_close(&r);
+	if (share > 1)
+		share = 1;
+	need = (uint64_t)((double)raw * share * MODEL_BYTES_PER_RAW);
+	if (need < MODEL_CHECK_MIN)
+		return 0;
+	avail = memory_available();
+	if (!avail || need <= avail)
+		return 0;
+	return error("report '%s': the window needs about %s of memory (%.0f%% of the report's %s of "
+		     "events) and %s is available: narrow it with --start T --end T",
+		     path, fmt_bytes(b1, sizeof(b1), (double)need), share * 100,
 		     fmt_bytes(b2, sizeof(b2), (double)raw), fmt_bytes(b3, sizeof(b3), (double)avail));
 }
 
@@ -820,7 +845,8 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 
 	if (trace_reader_open(&r, path) < 0)
 		return -1;
-	if (!sink && check_memory(&r, path) < 0) {
+	/* a load that stores every row (no types handed on, no window) must fit */
+	if ((!sink || (!sink->types && !sink->window_hi)) && check_memory(&r, path) < 0) {
 		trace_reader_close(&r);
 		return -1;
 	}
@@ -1004,7 +1030,7 @@ int model_report_span(const char *path, uint64_t *t_min, uint64_t *t_max)
 			(1u << TRACE_EV_SYNC) | (1u << TRACE_EV_MEMORY) | (1u << TRACE_EV_NVTX_MARK) |
 			(1u << TRACE_EV_METRIC) | (1u << TRACE_EV_KMETRIC) | (1u << TRACE_EV_NVTX_RANGE) |
 			(1u << TRACE_EV_NVTX_END),
-		&ss, span_row, NULL, NULL, 0, 0,
+		&ss, span_row, NULL, NULL, 0, 0, 0,
 	};
 	struct model m;
 	int ret;

@@ -244,8 +244,21 @@ struct model_sink {
 	 * start need model_report_span() first.
 	 */
 	uint64_t window_lo, window_hi;
+	/*
+	 * Record types (bits 1u << TRACE_EV_*) loaded whole despite the window:
+	 * state that accumulates from the report's start (allocations: the
+	 * bytes live when the window starts), for `analyze` of a window.
+	 */
+	unsigned window_keep;
 };
 uint32_t model_strmap_id(const struct model_strmap *map, uint32_t stream, uint32_t local_id);
+/*
+ * model_window_fits - can a windowed load of @path that keeps @share (0-1)
+ * of its rows fit (the whole load's estimate, scaled)?  0 when it can or
+ * nobody can tell, -1 after a one-line error that says how much it needs
+ * and that --start/--end narrow it.
+ */
+int model_window_fits(const char *path, double share);
 /* model_load_report() with a sink (NULL = store everything). */
 int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink);
 

@@ -763,8 +763,33 @@ static void test_load_refused_when_memory_short(void)
 	CHECK(setrlimit(RLIMIT_AS, &old) == 0);
 	CHECK(ret < 0);
 	CHECK_CONTAINS(msg, "huge.gpuscope' needs about 640.0 MiB of memory to load whole (512.0 MiB of events)");
-	CHECK_CONTAINS(msg, "`gpuscope info` and `gpuscope stats` (--start T --end T for a window) read it streaming");
+	CHECK_CONTAINS(msg, "`gpuscope info` reads it streaming, and `stats`, `analyze`, `export` and `diff` with --start T --end T load only that window");
 	CHECK(strchr(msg, '\n') == msg + strlen(msg) - 1); /* one line */
+	/*
+	 * A window of the same report (model_window_fits): all of it does not
+	 * fit either, with its own one line; a tenth (64 MiB) does.
+	 */
+	CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+	CHECK(pipe(fd) == 0);
+	fflush(stderr);
+	{
+		int saved = dup(2);
+		dup2(fd[1], 2);
+		ret = model_window_fits(path, 1.0);
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+	}
+	close(fd[1]);
+	n = read(fd[0], msg, sizeof(msg) - 1);
+	close(fd[0]);
+	msg[n > 0 ? n : 0] = '\0';
+	CHECK(ret < 0);
+	CHECK_CONTAINS(msg, "huge.gpuscope': the window needs about 640.0 MiB of memory (100% of the report's 512.0 MiB of events)");
+	CHECK_CONTAINS(msg, "narrow it with --start T --end T");
+	CHECK(strchr(msg, '\n') == msg + strlen(msg) - 1); /* one line */
+	CHECK(model_window_fits(path, 0.1) == 0);
+	CHECK(setrlimit(RLIMIT_AS, &old) == 0);
 	unlink(path);
 #endif
 }
