@@ -248,6 +248,15 @@ int cmd_analyze(int argc, char **argv)
 		o.end = end ? m.t_min + e : 0;
 		if (!o.end && !o.start)
 			o.start = m.t_min ? m.t_min : 1; /* "--start 0": the whole report from its start */
+		if (m.t_max > m.t_min && start && o.start >= m.t_max) {
+			char b1[32];
+			error("--start %s is after the end of the report (%s)", start,
+			      fmt_duration(b1, sizeof(b1), (double)(m.t_max - m.t_min)));
+			model_release(&m);
+			free(set);
+			free(ranges);
+			return EXIT_USAGE;
+		}
 	}
 	if (analyze_run(&m, &o, &r) < 0) {
 		model_release(&m);

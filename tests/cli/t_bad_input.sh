@@ -24,4 +24,7 @@ if [ -w /dev/full ]; then
   rc=0; "$GPUSCOPE" dump "$T/s.gpuscope" >/dev/full 2>"$T/err" || rc=$?
   [ $rc -ne 0 ] || fail "dump to /dev/full exited 0"
 fi
+# a window after the end of the report: one line, not an empty analysis of a negative window
+expect_fail 2 "$GPUSCOPE" analyze --start 1000 "$GS_SOURCE_DIR/tests/data/cuda/h200_basic.gpuscope"
+grep -q "after the end of the report" "$T/err" || fail "analyze --start past the end: $(cat "$T/err")"
 echo ok
