@@ -108,7 +108,7 @@ void *cl_vsym(const char *name, const char *version);
 /* Record helpers used by several sources. */
 void cl_emit_thread(uint32_t tid, uint32_t name_id, uint32_t flags, uint64_t time);
 
-/* Exit and process-tree paths (core.c), called by the interposers. */
+/* Exit and process-tree paths (exit.c), called by the interposers. */
 void cl_before_exec(void);
 void cl_after_exec_failed(void);
 void cl_final(void);
@@ -216,7 +216,7 @@ struct cl_block {
 	struct cl_block *next_free;
 };
 
-/* the block pool (core.c) */
+/* the block pool (buffers.c) */
 extern struct cl_block *cl_blocks;
 extern size_t cl_nblocks_max;
 extern _Atomic size_t cl_nblocks_used;
@@ -227,8 +227,10 @@ extern _Atomic uint64_t cl_drops[TRACE_DROP__COUNT];
 extern uint64_t cl_drops_written[TRACE_DROP__COUNT];
 int cl_pool_init(void);
 void cl_thread_retire(struct cl_thread *t);
+/* A block back to the free list once the writer has written it (buffers.c). */
+void cl_block_free(struct cl_block *b);
 
-/* the thread registry (core.c) */
+/* the thread registry (buffers.c) */
 extern pthread_mutex_t cl_reg_lock;
 extern struct cl_thread *cl_reg_head;
 extern struct cl_thread *cl_thread_free_list;
@@ -238,7 +240,7 @@ void cl_thread_bind(struct cl_thread *t);
 void cl_thread_exit_cb(void *arg);
 uint32_t cl_sys_gettid(void);
 
-/* the process, its part file and the writer (core.c) */
+/* the process (core.c), its part file and the writer (writer.c) */
 extern _Atomic uint32_t cl_my_pid;
 extern struct trace_writer cl_part;
 extern int cl_part_open;
@@ -255,6 +257,11 @@ int cl_wlock_take(int give_up_when_finished);
 void cl_wlock_drop(void);
 size_t cl_writer_pass(void);
 int cl_writer_start(void);
+int cl_stage_init(void);
+void cl_watch_init(int fd);
+/* what is recorded when (capture.c): set from the settings; the timed window's edges, by the writer */
+void cl_capture_init(void);
+void cl_capture_timed_edges(void);
 int cl_part_start(void);
 void cl_part_tail(void);
 uint64_t cl_count_entries(const unsigned char *p, size_t n);
