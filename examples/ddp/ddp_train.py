@@ -34,7 +34,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zoo"))
-from zoo_common import format_line, median  # noqa: E402
+from zoo_common import _count as count, format_line, median  # noqa: E402
 
 VARIANTS = ("broken", "fixed", "straggler")
 
@@ -42,16 +42,6 @@ VARIANTS = ("broken", "fixed", "straggler")
 def usage():
     print(f"usage: {sys.argv[0]} broken|fixed|straggler [STEPS] (under torchrun)", file=sys.stderr)
     sys.exit(2)
-
-
-def count(text, what):
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v < 1 or v > 1000000:
-        sys.exit(f"ddp_train: bad {what} '{text}'")
-    return v
 
 
 def spin(ms):
