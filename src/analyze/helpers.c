@@ -108,7 +108,7 @@ void az_model_finding(struct az_ctx *c, struct finding *f, const char *transform
 static uint64_t kernel_cut_op(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op, int kind,
 			      uint32_t row, uint64_t dur)
 {
-	const uint64_t *cut = ctx;
+	const uint32_t *cut = ctx;
 
 	(void)c;
 	(void)rp;
@@ -118,7 +118,7 @@ static uint64_t kernel_cut_op(void *ctx, const struct az_ctx *c, const struct az
 	return cut[row] < dur ? dur - cut[row] : 0;
 }
 
-double az_replay_kernel_cut(struct az_ctx *c, const char *what, const uint64_t *cut, uint64_t *saved_ns)
+double az_replay_kernel_cut(struct az_ctx *c, const char *what, const uint32_t *cut, uint64_t *saved_ns)
 {
 	struct az_xform x = { 0 };
 

@@ -111,10 +111,11 @@ void az_replay_finding(struct az_ctx *c, struct finding *f, const char *transfor
 void az_model_finding(struct az_ctx *c, struct finding *f, const char *transform);
 /*
  * az_replay_kernel_cut - the replay's gain when each kernel row r of the
- * model runs @cut[r] ns shorter (@cut has m->kernels.n entries); -1
- * without a graph.  *saved_ns gets the time saved.
+ * model runs @cut[r] ns shorter (@cut has m->kernels.n entries, 4 bytes
+ * each: a cut is at most 4.29 s); -1 without a graph.  *saved_ns gets the
+ * time saved.
  */
-double az_replay_kernel_cut(struct az_ctx *c, const char *what, const uint64_t *cut, uint64_t *saved_ns);
+double az_replay_kernel_cut(struct az_ctx *c, const char *what, const uint32_t *cut, uint64_t *saved_ns);
 /* Up to 3 largest gaps of the given causes, largest first, into @out; returns how many. */
 size_t az_where_of(const struct az_ctx *c, const int *causes, size_t n, struct interval out[3]);
 /* "GPU idle 12 ms of 40 ms analysed GPU time ..." and the GPU-side line, to @ev. */

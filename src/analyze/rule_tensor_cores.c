@@ -153,6 +153,28 @@ static size_t counters_decide(const struct az_ctx *c, const struct az_rule *self
 	return n;
 }
 
+/* The replay's transformation: kernels of the names found off the tensor cores run speedup times faster. */
+struct tc_xf {
+	const uint8_t *cache;      /* non_tc_matmul()'s bits per name, filled for the window's kernels */
+	double speedup;
+};
+
+static uint64_t tc_op(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t op, int kind,
+		      uint32_t row, uint64_t dur)
+{
+	const struct tc_xf *x = ctx;
+	uint32_t id;
+
+	(void)rp;
+	(void)op;
+	if (kind != 0 || row >= c->m->kernels.n)
+		return dur;
+	id = c->m->kernels.v[row].name_id;
+	if (id >= c->m->str.nr || (x->cache[id] & 3) != 3)
+		return dur;
+	return (uint64_t)((double)dur / x->speedup);
+}
+
 void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 {
 	const struct model *m = c->m;
@@ -168,7 +190,7 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 
 	struct strbuf why = STRBUF_INIT;
 	uint8_t *cache;
-	uint64_t *cut, saved = 0;
+	uint64_t saved = 0;
 	int replayed = 0;
 	struct finding *f;
 	int no_tf32 = 0, is_mm;
@@ -185,7 +207,6 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 		return;
 	}
 	cache = xcalloc(m->str.nr + 1, 1);
-	cut = xcalloc(m->kernels.n + 1, sizeof(*cut));
 	ncounted = counters_decide(c, self, cache, &ncounter_tc, &ncounter_non);
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const struct trace_kernel *k = &m->kernels.v[i];
@@ -204,22 +225,25 @@ void rule_tensor_cores(struct az_ctx *c, const struct az_rule *self)
 		}
 		non += d;
 		nnon++;
-		cut[i] = (uint64_t)((double)d * (1 - 1 / speedup));
 		az_tally_add(&names, k->name_id, d);
 		if (nw < 3)
 			where[nw++] = (struct interval){ k->start, k->end > k->start ? k->end : k->start + 1 };
 	}
-	free(cache);
 	gain = az_div((double)non * (1 - 1 / speedup), (double)c->unit_wall_ns);
 	if (non && gain >= az_param(c, self, "min_gain")) {
 		/* the replay: what the faster GEMMs save where the GPU, not the CPU, sets the pace */
-		double g = az_replay_kernel_cut(c, "the matrix kernels off the tensor cores run at the tensor-core rate", cut,
-						&saved);
+		struct tc_xf tx = { cache, speedup };
+		struct az_xform x = { 0 };
+		double g;
+		x.what = "the matrix kernels off the tensor cores run at the tensor-core rate";
+		x.ctx = &tx;
+		x.op = tc_op;
+		g = az_replay_gain(c, &x, &saved);
 		if (g >= 0)
 			gain = g;
 		replayed = g >= 0;
 	}
-	free(cut);
+	free(cache);
 	if (!non || az_div((double)non, (double)c->busy_ns) < az_param(c, self, "min_share") ||
 	    gain < az_param(c, self, "min_gain")) {
 		strbuf_release(&why);

@@ -161,7 +161,8 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	size_t nw = 0, nhot = 0;
 	char b1[64], b2[64], name[AZ_NAME_MAX + 1];
 	double gain;
-	uint64_t *cut, saved = 0;
+	uint32_t *cut;
+	uint64_t saved = 0;
 	int replayed = 0;
 	struct finding *f;
 
@@ -222,7 +223,10 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 				uint64_t alone = d > shared ? d - shared : 0;
 				shared_ns += d - alone;
 				a->waste += (uint64_t)((double)alone * (1 - fill));
-				cut[i] = (uint64_t)((double)alone * (1 - fill));
+				{
+					double x = (double)alone * (1 - fill);
+					cut[i] = x < 4294967295.0 ? (uint32_t)x : UINT32_MAX;
+				}
 			}
 		}
 	}
