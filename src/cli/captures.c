@@ -75,7 +75,7 @@ size_t captures_of(const struct model *m, struct capture **out)
 	return ng;
 }
 
-int capture_keep(struct model *m, unsigned k)
+static int capture_clip(struct model *m, unsigned k, int with_ring)
 {
 	struct capture *c;
 	size_t n = captures_of(m, &c);
@@ -88,10 +88,27 @@ int capture_keep(struct model *m, unsigned k)
 		return error("report '%s' has %zu capture%s, not %u", m->path ? m->path : "-", n,
 			     n == 1 ? "" : "s", k);
 	}
-	lo = c[k - 1].ring_from && c[k - 1].ring_from < c[k - 1].start ? c[k - 1].ring_from
-								       : c[k - 1].start;
+	lo = with_ring && c[k - 1].ring_from && c[k - 1].ring_from < c[k - 1].start ? c[k - 1].ring_from
+										    : c[k - 1].start;
 	hi = c[k - 1].stop ? c[k - 1].stop : m->t_max;
 	free(c);
 	model_clip(m, lo, hi);
+	if (!with_ring) {
+		/* the run's span is the capture's: a comparison counts its time only */
+		if (m->t_min < lo)
+			m->t_min = lo;
+		if (m->t_max > hi)
+			m->t_max = hi;
+	}
 	return 0;
+}
+
+int capture_keep(struct model *m, unsigned k)
+{
+	return capture_clip(m, k, 1);
+}
+
+int capture_only(struct model *m, unsigned k)
+{
+	return capture_clip(m, k, 0);
 }

@@ -34,5 +34,10 @@ const char *capture_trigger_name(unsigned trigger);
  * when the report has no capture @k.
  */
 int capture_keep(struct model *m, unsigned k);
+/*
+ * capture_only - the same without the ring, the model's span set to the
+ * capture's: what `diff --capture K` compares (the ring has no GPU work).
+ */
+int capture_only(struct model *m, unsigned k);
 
 #endif

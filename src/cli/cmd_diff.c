@@ -2,6 +2,7 @@
  * cmd_diff.c - `gpuscope diff BEFORE AFTER` and `diff A1 A2 -- B1 B2`:
  * the optimisation-verification table.
  */
+#include "captures.h"
 #include "commands.h"
 #include "../diff/diff.h"
 
@@ -11,10 +12,10 @@
 #include <string.h>
 
 static const char diff_usage[] =
-	"gpuscope diff [--step RANGE] [--start T] [--end T] [--noise PCT] [--format text|json|csv|html] [-o FILE] "
+	"gpuscope diff [--step RANGE] [--start T] [--end T] [--capture K] [--noise PCT] [--format text|json|csv|html] [-o FILE] "
 	"BEFORE AFTER | BEFORE... -- AFTER...";
 
-enum { O_FORCE = 256, O_START, O_END };
+enum { O_FORCE = 256, O_START, O_END, O_CAPTURE };
 
 static const struct cli_opt diff_opts[] = {
 	{ "step", 's', 's', ARG_REQUIRED, "RANGE", "the NVTX range that marks a step (per-step figures)",
@@ -28,6 +29,9 @@ static const struct cli_opt diff_opts[] = {
 	{ "start", 0, O_START, ARG_REQUIRED, "T",
 	  "compare each run from T after its start (\"1.5s\", \"200ms\"; seconds when bare)", NULL, 0 },
 	{ "end", 0, O_END, ARG_REQUIRED, "T", "compare each run up to T after its start", NULL, 0 },
+	{ "capture", 0, O_CAPTURE, ARG_REQUIRED, "K",
+	  "compare capture K of each run (profile --on-demand, capture ranges: what changed when it slowed "
+	  "down; docs/always-on.md)", NULL, 0 },
 	{ "force", 0, O_FORCE, ARG_BOOL, NULL, "overwrite an existing -o FILE", NULL, 0 },
 	{ "force-overwrite", 0, O_FORCE, ARG_BOOL, NULL, "nsys's name for --force", NULL, OPT_HIDDEN },
 	{ "color", 0, 'C', ARG_OPTIONAL, "WHEN", "colour the verdicts: auto (default), always or never",
@@ -89,10 +93,21 @@ int cmd_diff(int argc, char **argv)
 				return usage_error(diff_usage, "bad time '%s'", it.arg);
 			o.windowed = 1;
 			break;
+		case O_CAPTURE: {
+			char *e;
+			unsigned long v = strtoul(it.arg, &e, 10);
+			if (!*it.arg || *e || !v || v > 1000000)
+				return usage_error(diff_usage, "bad capture '%s' (1, 2, ...)", it.arg);
+			o.capture = (unsigned)v;
+			o.keep_capture = capture_only;
+			break;
+		}
 		default:
 			return c == OPT_HELP ? EXIT_OK : EXIT_USAGE;
 		}
 	}
+	if (o.windowed && o.capture)
+		return usage_error(diff_usage, "--capture and --start/--end: a capture is its own window");
 	if (o.windowed && o.end && o.end <= o.start)
 		return usage_error(diff_usage, "--end must be after --start");
 	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv") &&

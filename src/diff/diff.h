@@ -73,6 +73,14 @@ struct diff_opts {
 	 */
 	int windowed;
 	uint64_t start, end;
+	/*
+	 * Compare capture @capture (from 1) of every run (diff --capture K,
+	 * docs/always-on.md), kept by @keep_capture after the load (cli's
+	 * capture_only(): captures are a report's, which the command knows);
+	 * 0: the whole run.
+	 */
+	unsigned capture;
+	int (*keep_capture)(struct model *m, unsigned k);
 };
 
 void diff_opts_init(struct diff_opts *o);

@@ -489,6 +489,10 @@ int run_summarize_path(const char *path, const struct diff_opts *o, struct run_s
 		if (m.t_max > hi_t)
 			m.t_max = hi_t;
 	}
+	if (o->capture && o->keep_capture && o->keep_capture(&m, o->capture) < 0) {
+		model_release(&m);
+		return -1;
+	}
 	/* a damaged report is compared on what loaded; say so (load_report words it "report '...'") */
 	for (size_t i = 0; i < m.nr_warnings; i++)
 		if (!strncmp(m.warnings[i], "report '", 8))

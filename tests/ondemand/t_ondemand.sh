@@ -79,6 +79,15 @@ expect_grep "^window: " a1 "analyze --capture 1"
 rc=0; "$GPUSCOPE" analyze --no-progress --capture 3 od.gpuscope 2>a3 >/dev/null || rc=$?
 expect_ge "$rc" 1 "analyze --capture 3: exit status"
 expect_grep "has 2 captures, not 3" a3 "analyze --capture 3: message"
+# diff compares one capture of each run: its wall time is the capture's length (no ring)
+"$GPUSCOPE" diff --format json --capture 2 od.gpuscope od.gpuscope >d2
+w2=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(int([x for x in d["metrics"] if x["key"] == "wall_s"][0]["before"]["value"] * 1e9))' d2)
+expect_ge "$w2" $(( e2 - s2 - MS )) "diff --capture 2: wall time (ns) against the capture's length"
+expect_le "$w2" $(( e2 - s2 + MS )) "diff --capture 2: wall time (ns) against the capture's length"
+rc=0; "$GPUSCOPE" diff --capture 3 od.gpuscope od.gpuscope 2>d3 >/dev/null || rc=$?
+expect_ge "$rc" 1 "diff --capture 3: exit status"
+expect_grep "has 2 captures, not 3" d3 "diff --capture 3: message"
 # the socket is gone with the process
 expect_eq "$(ls ctl | wc -l)" 0 "sockets left"
 
