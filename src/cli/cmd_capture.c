@@ -221,9 +221,10 @@ static const char *info_field(const char *ans, const char *key, char *buf, size_
 /*
  * The Prometheus text format of the on-demand processes (dcgm-exporter
  * style: one gauge or counter a line, labelled; the GPU metrics themselves
- * are monitor's --prometheus).  A step time of 0 means no step seen yet.
+ * are monitor's --prometheus), appended to @sb.  A step time of 0 means no
+ * step seen yet.
  */
-static void print_metrics(char (*ans)[512], size_t n)
+static void render_metrics(struct strbuf *sb, char (*ans)[512], size_t n)
 {
 	static const struct { const char *name, *type, *help, *key; } rows[] = {
 		{ "gpuscope_process_step_time_seconds", "gauge", "length of the last step (NVTX --step-range)", "step_ns" },
@@ -234,7 +235,7 @@ static void print_metrics(char (*ans)[512], size_t n)
 	char v[64], pid[32], name[300];
 
 	for (size_t r = 0; r < ARRAY_SIZE(rows); r++) {
-		printf("# HELP %s %s\n# TYPE %s %s\n", rows[r].name, rows[r].help, rows[r].name, rows[r].type);
+		strbuf_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", rows[r].name, rows[r].help, rows[r].name, rows[r].type);
 		for (size_t i = 0; i < n; i++) {
 			char *lab;
 			snprintf(pid, sizeof(pid), "%ld", (long)atol(ans[i] + 4));
@@ -243,14 +244,23 @@ static void print_metrics(char (*ans)[512], size_t n)
 			lab = xstrfmt("{pid=\"%s\",report=\"%s\"}", pid, name);
 			info_field(ans[i], rows[r].key, v, sizeof(v));
 			if (!strcmp(rows[r].key, "step_ns"))
-				printf("%s%s %.9g\n", rows[r].name, lab, strtod(v, NULL) / 1e9);
+				strbuf_addf(sb, "%s%s %.9g\n", rows[r].name, lab, strtod(v, NULL) / 1e9);
 			else if (!strcmp(rows[r].key, "state"))
-				printf("%s%s %d\n", rows[r].name, lab, !strcmp(v, "capturing"));
+				strbuf_addf(sb, "%s%s %d\n", rows[r].name, lab, !strcmp(v, "capturing"));
 			else
-				printf("%s%s %s\n", rows[r].name, lab, v);
+				strbuf_addf(sb, "%s%s %s\n", rows[r].name, lab, v);
 			free(lab);
 		}
 	}
+}
+
+static void print_metrics(char (*ans)[512], size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	render_metrics(&sb, ans, n);
+	fputs(sb.buf ? sb.buf : "", stdout);
+	strbuf_release(&sb);
 }
 
 /* Every process of run @name (or, with @list, every process): trigger or list. */
@@ -299,6 +309,34 @@ static int by_name(const char *dir, const char *name, const char *req, const cha
 		return error("no on-demand run named '%s' (started by `gpuscope profile --on-demand -o %s`?)",
 			     name, name);
 	return failed ? -1 : 0;
+}
+
+void capture_metrics_render(struct strbuf *sb)
+{
+	char dir[1024], (*all)[512] = NULL;
+	size_t nall = 0, aall = 0;
+	struct dirent *de;
+	DIR *d;
+
+	trigger_ctl_dir(getenv(GS_ENV_CTL_DIR), dir, sizeof(dir));
+	if (access(dir, F_OK) == 0 && !trigger_dir_ok(dir, 0))
+		return; /* not a private directory: its sockets are not asked */
+	if ((d = opendir(dir))) {
+		while ((de = readdir(d))) {
+			char *path, ans[512], run[300];
+			if (!sock_pid(de->d_name))
+				continue;
+			path = xstrfmt("%s/%s", dir, de->d_name);
+			if (ask(path, "info\n", ans, sizeof(ans)) == 0 && info_name(ans, run, sizeof(run)) == 0) {
+				ALLOC_GROW(all, nall + 1, aall);
+				memcpy(all[nall++], ans, sizeof(ans));
+			}
+			free(path);
+		}
+		closedir(d);
+	}
+	render_metrics(sb, all, nall);
+	free(all);
 }
 
 int cmd_capture(int argc, char **argv)

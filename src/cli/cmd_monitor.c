@@ -316,6 +316,8 @@ static int monitor_run(struct mon_opts *o, struct nvml *n)
 		if (prom) {
 			struct strbuf body = STRBUF_INIT;
 			mon_prom_render(&body, n, smp);
+			/* the on-demand processes of this user, so that an alert rule can trigger a capture */
+			capture_metrics_render(&body);
 			mon_prom_update(prom, body.buf ? body.buf : "", body.len);
 			strbuf_release(&body);
 		}

@@ -135,6 +135,13 @@ int cmd_merge_run(struct cmd_setup *s);
 int cmd_check_parse(struct cmd_setup *s, int argc, char **argv);
 int cmd_check_run(struct cmd_setup *s);
 int cmd_capture(int argc, char **argv);
+/*
+ * capture_metrics_render - the on-demand processes' step time, steps and
+ * captures in Prometheus' text format (what `capture --metrics` prints),
+ * appended to @sb; monitor's /metrics serves them beside the GPUs'.
+ */
+struct strbuf;
+void capture_metrics_render(struct strbuf *sb);
 
 extern const struct cli_cmd cli_profile;
 extern const struct cli_cmd cli_info;

@@ -145,6 +145,36 @@ else
   echo "skip: no $replay (the monitor alert part)"
 fi
 
+# monitor's /metrics serves the on-demand processes' steps beside the GPUs' (an alert rule can trigger)
+if [ -f "$replay" ] && command -v curl >/dev/null; then
+  "$GPUSCOPE" profile --on-demand --ring-s 0.2 -o promrun -- "$OD_TARGET" 30 10 2>err &
+  prof=$!
+  wait_socket 1
+  "$GPUSCOPE" monitor --replay "$replay" --replay-loop --interval 50 -i 0 -s p --prometheus 127.0.0.1:0 \
+    >/dev/null 2>"$T/prom.err" &
+  mon=$!
+  port=
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*serving Prometheus metrics on port \([0-9]*\) at \/metrics$/\1/p' "$T/prom.err")
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  got=0
+  for _ in $(seq 50); do   # the body is rendered at each interval: wait for one with the process in it
+    curl -s "http://127.0.0.1:$port/metrics" >"$T/prom.txt" 2>/dev/null || true
+    grep -qE '^gpuscope_process_steps_total\{pid="[0-9]+",report="promrun"\} [0-9]+$' "$T/prom.txt" && { got=1; break; }
+    sleep 0.1
+  done
+  kill "$mon" 2>/dev/null || true
+  wait "$mon" 2>/dev/null || true
+  kill -TERM "$prof" 2>/dev/null || true
+  wait "$prof" 2>/dev/null || true
+  expect_grep '^DCGM_FI_DEV_POWER_USAGE' "$T/prom.txt" "/metrics: the GPU's power"
+  expect_eq "$got" 1 "/metrics: the on-demand process's steps (last body: $(grep -c . "$T/prom.txt") lines)"
+else
+  echo "skip: no replay or no curl (monitor's /metrics)"
+fi
+
 # several processes of one run: a capture by name reaches each, and is one capture of the report
 "$GPUSCOPE" profile --on-demand --ring-s 0.3 -o multi -- sh -c "\"$OD_TARGET\" 2 10 & \"$OD_TARGET\" 2 10; wait" 2>err &
 prof=$!
