@@ -14,7 +14,7 @@ const char *capture_trigger_name(unsigned trigger)
 	static const char *const names[TRACE_TRIGGER__COUNT] = {
 		[TRACE_TRIGGER_UNKNOWN] = "-", [TRACE_TRIGGER_COMMAND] = "command",
 		[TRACE_TRIGGER_NVTX] = "nvtx", [TRACE_TRIGGER_PROFILER] = "cudaProfilerApi",
-		[TRACE_TRIGGER_TIMED] = "timed", [TRACE_TRIGGER_STEP_TIME] = "step_time",
+		[TRACE_TRIGGER_TIMED] = "timed", [TRACE_TRIGGER_STEP_TIME] = "step_time", [TRACE_TRIGGER_GPU] = "gpu",
 	};
 
 	return trigger < TRACE_TRIGGER__COUNT && names[trigger] ? names[trigger] : "-";

@@ -157,6 +157,9 @@ static int explain(pid_t pid, const char *path, int connect_errno)
 }
 
 /* Trigger the process behind @path; 0 or -1. */
+/* Where "capture K started" lines go: standard output, standard error for profile's own triggers. */
+static FILE *cap_out;
+
 static int trigger_one(pid_t pid, const char *path, const char *req, const char *what)
 {
 	char ans[512];
@@ -164,7 +167,8 @@ static int trigger_one(pid_t pid, const char *path, const char *req, const char 
 	if (ask(path, req, ans, sizeof(ans)) < 0)
 		return explain(pid, path, errno);
 	if (!strncmp(ans, "ok ", 3)) {
-		printf("capture %s started in process %ld (%s)\n", ans + 3, (long)pid, what);
+		fprintf(cap_out ? cap_out : stdout, "%scapture %s started in process %ld (%s)\n",
+			cap_out == stderr ? "gpuscope: " : "", ans + 3, (long)pid, what);
 		return 0;
 	}
 	if (!strncmp(ans, "error ", 6))
@@ -309,6 +313,25 @@ static int by_name(const char *dir, const char *name, const char *req, const cha
 		return error("no on-demand run named '%s' (started by `gpuscope profile --on-demand -o %s`?)",
 			     name, name);
 	return failed ? -1 : 0;
+}
+
+int capture_request(const char *name, uint64_t duration_ns, unsigned trigger, const char *why)
+{
+	char dir[1024], req[128], what[160];
+	int ret;
+
+	trigger_ctl_dir(getenv(GS_ENV_CTL_DIR), dir, sizeof(dir));
+	if (access(dir, F_OK) == 0 && !trigger_dir_ok(dir, 0))
+		return error("'%s' is not a private directory of yours (owned by you, mode 0700): "
+			     "refusing to use its sockets", dir);
+	if (!duration_ns)
+		duration_ns = (uint64_t)CAPTURE_DEFAULT_S * 1000000000u;
+	snprintf(req, sizeof(req), "capture 0 %" PRIu64 " %u\n", duration_ns, trigger);
+	snprintf(what, sizeof(what), "%.3g s, %s", (double)duration_ns / 1e9, why);
+	cap_out = stderr;
+	ret = by_name(dir, name, req, what, 0);
+	cap_out = NULL;
+	return ret;
 }
 
 void capture_metrics_render(struct strbuf *sb)

@@ -15,6 +15,7 @@
 #include "captures.h"
 #include "../collect/env.h"
 #include "../collect/trigger.h"
+#include "../nvml/nvml.h"
 #include "../nvml/sampler.h"
 #include "../import/import.h"
 #include "../trace/trace.h"
@@ -100,8 +101,8 @@ static const struct cli_opt profile_opts[] = {
 	{ "ring-mb", 0, OPT_RING_MB, ARG_REQUIRED, "MB",
 	  "with --on-demand: memory of that ring per process (default 64)", NULL, 0 },
 	{ "trigger", 0, OPT_TRIGGER, ARG_REQUIRED, "COND",
-	  "with --on-demand: capture when COND holds: 'step_time>1.3x median'\n"
-	  "(temp>C and mem_used>P% are parsed, not yet acted on)", NULL, 0 },
+	  "with --on-demand: capture when COND holds: 'step_time>1.3x median' (a slow step),\n"
+	  "'temp>85' or 'mem_used>95%' (a GPU reading, from profile's own NVML samples)", NULL, 0 },
 	{ "step-range", 0, OPT_STEP_RANGE, ARG_REQUIRED, "NAME",
 	  "with --on-demand: NVTX push/pop ranges whose name starts with NAME are steps\n"
 	  "(default ProfilerStep)", NULL, 0 },
@@ -158,6 +159,8 @@ struct profile_opts {
 	uint64_t ring_ns;
 	unsigned ring_mb;
 	const char *trigger, *step_range;
+	int gpu_trigger;          /* TRIGGER_TEMP or TRIGGER_MEM_USED: watched here, on the NVML samples */
+	double gpu_trigger_v;
 };
 
 enum { TR_NVTX = 1, TR_OSRT = 2, TR_CUDA = 4 };
@@ -682,6 +685,57 @@ static void set_python_hook(const struct profile_opts *o, const char *lib)
 
 /* The report's name for `gpuscope capture NAME`: the output's file name without its extension. */
 static char *report_name;
+
+/*
+ * --trigger temp>C / mem_used>P%: profile's own NVML sampler watches every
+ * GPU (the program is not asked to sample anything) and, when a reading
+ * crosses the line, asks the run for a capture as `gpuscope capture NAME`
+ * does (trigger "gpu").  A GPU fires once per crossing: it is armed again
+ * when its reading falls back to the line or below, so a hot GPU that stays
+ * hot does not capture again and again.
+ */
+static struct gpu_watch {
+	int kind;                 /* TRIGGER_TEMP, TRIGGER_MEM_USED */
+	double line;              /* degrees C, or percent of the memory used */
+	const char *name;         /* the run's report name */
+	uint8_t fired[64];        /* per GPU: above the line since its capture */
+} gpu_watch;
+
+static void gpu_trigger_watch(void *ctx, unsigned gpu, const struct nvml_sample *s)
+{
+	struct gpu_watch *g = ctx;
+	double x;
+	char why[128];
+
+	if (gpu >= ARRAY_SIZE(g->fired))
+		return;
+	if (g->kind == TRIGGER_TEMP) {
+		if (!s->valid[NVML_M_TEMP])
+			return;
+		x = s->v[NVML_M_TEMP];
+	} else {
+		if (!s->valid[NVML_M_MEM_USED] || !s->valid[NVML_M_MEM_TOTAL] || s->v[NVML_M_MEM_TOTAL] <= 0)
+			return;
+		x = 100 * s->v[NVML_M_MEM_USED] / s->v[NVML_M_MEM_TOTAL];
+	}
+	if (x <= g->line) {
+		g->fired[gpu] = 0;
+		return;
+	}
+	if (g->fired[gpu])
+		return;
+	snprintf(why, sizeof(why), "GPU %u %s %.1f%s over %.1f%s", gpu, g->kind == TRIGGER_TEMP ? "at" : "memory used",
+		 x, g->kind == TRIGGER_TEMP ? " C" : "%", g->line, g->kind == TRIGGER_TEMP ? " C" : "%");
+	/*
+	 * Not yet listening (the program has not started its collector), or
+	 * a capture already running: quiet, and asked again at the next
+	 * sample while the reading stays over the line.
+	 */
+	set_error_quiet(1);
+	if (capture_request(g->name, 0, TRACE_TRIGGER_GPU, why) == 0)
+		g->fired[gpu] = 1;
+	set_error_quiet(0);
+}
 
 /* --on-demand's settings (docs/always-on.md); unset otherwise, so that nothing leaks into a nested profile. */
 static void set_on_demand(const struct profile_opts *o)
@@ -1240,11 +1294,13 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 			if (!k)
 				return usage_error(profile_usage, "bad --trigger '%s' ('step_time>1.3x median', "
 						   "'temp>85' or 'mem_used>95%%')", optarg);
-			if (k != TRIGGER_STEP_TIME)
-				return usage_error(profile_usage, "--trigger '%s' is not acted on yet: GPU samples "
-						   "are taken outside the program; use `gpuscope monitor --on-alert "
-						   "'gpuscope capture NAME'` (docs/always-on.md)", optarg);
-			o->trigger = optarg;
+			if (k == TRIGGER_STEP_TIME) {
+				o->trigger = optarg; /* the collector watches the steps */
+			} else {
+				/* a GPU reading: profile watches its own NVML samples and asks for the capture */
+				o->gpu_trigger = k;
+				o->gpu_trigger_v = v;
+			}
 			break;
 		}
 		case OPT_STEP_RANGE:
@@ -1289,7 +1345,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 	if (o->pm_us && o->kernel_metrics)
 		return usage_error(profile_usage, "--pm-sampling and --kernel-metrics cannot share the GPU's counters: "
 				   "use one per run");
-	if (!o->on_demand && (o->ring_ns || o->ring_mb || o->trigger || o->step_range))
+	if (!o->on_demand && (o->ring_ns || o->ring_mb || o->trigger || o->gpu_trigger || o->step_range))
 		return usage_error(profile_usage, "--ring-s, --ring-mb, --trigger and --step-range need --on-demand");
 	if (o->on_demand && (o->delay_ns || o->duration_ns))
 		return usage_error(profile_usage, "--on-demand records on a trigger, not by --delay/--duration: "
@@ -1346,9 +1402,11 @@ int cmd_profile(int argc, char **argv)
 			n -= strlen(TRACE_FILE_EXT);
 		report_name = xstrdup(base);
 		report_name[n] = 0;
-		/* GPU metrics are sampled outside the program, for the whole run: only when asked */
+		/* GPU metrics are sampled outside the program, for the whole run: only when asked (or watched) */
 		if (o.gpu_metrics < 0)
-			o.gpu_metrics = 0;
+			o.gpu_metrics = o.gpu_trigger ? 1 : 0;
+		if (o.gpu_trigger && !o.gpu_metrics)
+			return usage_error(profile_usage, "--trigger on a GPU reading needs GPU metrics (not --no-gpu-metrics)");
 	}
 	tmp = xstrfmt("%s/gpuscope-XXXXXX", tmproot && *tmproot ? tmproot : "/tmp");
 	if (!mkdtemp(tmp)) {
@@ -1365,9 +1423,14 @@ int cmd_profile(int argc, char **argv)
 	if (o.gpu_metrics) {
 		char why[256] = "";
 		nvml_path = xstrfmt("%s/nvml%s", tmp, TRACE_FILE_EXT);
-		sampler = nvml_sampler_start(nvml_path, o.gpu_hz, why, sizeof(why));
+		gpu_watch.kind = o.gpu_trigger;
+		gpu_watch.line = o.gpu_trigger_v;
+		gpu_watch.name = report_name;
+		sampler = nvml_sampler_start_watch(nvml_path, o.gpu_hz, o.gpu_trigger ? gpu_trigger_watch : NULL,
+						   &gpu_watch, why, sizeof(why));
 		if (!sampler && o.gpu_metrics > 0)
-			warning("no GPU metrics: %s", why[0] ? why : "unknown reason");
+			warning("no GPU metrics%s: %s", o.gpu_trigger ? " (the --trigger on a GPU reading is off)" : "",
+				why[0] ? why : "unknown reason");
 	}
 
 	memset(&sa, 0, sizeof(sa));

@@ -142,6 +142,12 @@ int cmd_capture(int argc, char **argv);
  */
 struct strbuf;
 void capture_metrics_render(struct strbuf *sb);
+/*
+ * capture_request - start a capture of @duration_ns (0: the command's
+ * default) in every process of the on-demand run @name, opened by
+ * @trigger (enum trace_capture_trigger), saying @why on stderr; 0 or -1.
+ */
+int capture_request(const char *name, uint64_t duration_ns, unsigned trigger, const char *why);
 
 extern const struct cli_cmd cli_profile;
 extern const struct cli_cmd cli_info;

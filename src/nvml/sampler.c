@@ -60,6 +60,8 @@ struct nvml_sampler {
 	double budget;                  /* whole thread, fraction of a core; 0 none */
 	double nvml_budget;             /* what the NVML layer is given */
 	int failed;
+	void (*watch)(void *ctx, unsigned gpu, const struct nvml_sample *s);
+	void *watch_ctx;
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -197,6 +199,8 @@ static void sample_once(struct nvml_sampler *s, int slow)
 	for (unsigned i = 0; i < s->n->sys.ngpus; i++) {
 		if (nvml_sample(s->n, i, tiers, &smp))
 			continue;
+		if (s->watch)
+			s->watch(s->watch_ctx, i, &smp);
 		for (unsigned m = 0; m < NVML_M__COUNT; m++) {
 			if (!smp.valid[m] || !(nvml_metric_info(m)->tier & tiers))
 				continue;
@@ -249,6 +253,13 @@ static void *sampler_main(void *arg)
 
 struct nvml_sampler *nvml_sampler_start(const char *path, unsigned hz, char *why, size_t whylen)
 {
+	return nvml_sampler_start_watch(path, hz, NULL, NULL, why, whylen);
+}
+
+struct nvml_sampler *nvml_sampler_start_watch(const char *path, unsigned hz,
+					      void (*watch)(void *ctx, unsigned gpu, const struct nvml_sample *s),
+					      void *ctx, char *why, size_t whylen)
+{
 	struct nvml_sampler *s;
 	pthread_condattr_t ca;
 	struct nvml *n;
@@ -266,6 +277,8 @@ struct nvml_sampler *nvml_sampler_start(const char *path, unsigned hz, char *why
 	if ((env = getenv("GPUSCOPE_GPU_METRICS_BUDGET")) && *env)
 		budget = atof(env) / 100.0;
 	s = xcalloc(1, sizeof(*s));
+	s->watch = watch;
+	s->watch_ctx = ctx;
 	s->n = n;
 	s->hz = hz;
 	s->budget = budget > 0 ? budget : 0;

@@ -18,6 +18,15 @@ struct nvml_sampler;
  * ("no NVIDIA driver: libnvidia-ml.so.1 not found").
  */
 struct nvml_sampler *nvml_sampler_start(const char *path, unsigned hz, char *why, size_t whylen);
+/*
+ * nvml_sampler_start_watch - the same, and @watch(@ctx, gpu, sample) is
+ * called on the sampler's thread after each GPU's sample (profile's
+ * --trigger temp>... / mem_used>...); @watch may be NULL.
+ */
+struct nvml_sample;
+struct nvml_sampler *nvml_sampler_start_watch(const char *path, unsigned hz,
+					      void (*watch)(void *ctx, unsigned gpu, const struct nvml_sample *s),
+					      void *ctx, char *why, size_t whylen);
 /* Stop, write the last samples and close the part; 0 or -1. */
 int nvml_sampler_stop(struct nvml_sampler *s);
 

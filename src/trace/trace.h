@@ -429,6 +429,7 @@ enum trace_capture_trigger {
 	TRACE_TRIGGER_PROFILER = 3,  /* cudaProfilerStart */
 	TRACE_TRIGGER_TIMED = 4,     /* --delay / --duration */
 	TRACE_TRIGGER_STEP_TIME = 5, /* --trigger step_time>...: a slow step */
+	TRACE_TRIGGER_GPU = 6,       /* --trigger temp>... / mem_used>...: a GPU reading crossed its line */
 	TRACE_TRIGGER__COUNT
 };
 

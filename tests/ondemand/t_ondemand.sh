@@ -145,6 +145,23 @@ else
   echo "skip: no $replay (the monitor alert part)"
 fi
 
+# --trigger on a GPU reading: profile's own NVML samples (the recorded H200 load: 52 C, memory in use)
+if [ -f "$replay" ]; then
+  GPUSCOPE_NVML_REPLAY=$replay "$GPUSCOPE" profile --on-demand --ring-s 0.2 --trigger 'temp>30' -o hot -- \
+    "$OD_TARGET" 1.5 10 2>hot.err
+  expect_grep "^gpuscope: capture 1 started in process [0-9]+ \(10 s, GPU 0 at [0-9.]+ C over 30.0 C\)$" hot.err \
+    "temp trigger: the capture"
+  "$GPUSCOPE" info hot.gpuscope >info
+  expect_grep "^  1  gpu +start " info "temp trigger: capture 1 opened by a GPU reading"
+  GPUSCOPE_NVML_REPLAY=$replay "$GPUSCOPE" profile --on-demand --ring-s 0.2 --trigger 'temp>99' -o cool -- \
+    "$OD_TARGET" 1 10 2>cool.err
+  expect_eq "$(count cool.gpuscope 'capture edges')" 0 "temp trigger under the line: no capture"
+  GPUSCOPE_NVML_REPLAY=$replay "$GPUSCOPE" profile --on-demand --ring-s 0.2 --trigger 'mem_used>0.1%' -o full -- \
+    "$OD_TARGET" 1.5 10 2>full.err
+  expect_grep "^gpuscope: capture 1 started in process [0-9]+ \(10 s, GPU 0 memory used [0-9.]+% over 0.1%\)$" \
+    full.err "mem_used trigger: the capture"
+fi
+
 # monitor's /metrics serves the on-demand processes' steps beside the GPUs' (an alert rule can trigger)
 if [ -f "$replay" ] && command -v curl >/dev/null; then
   "$GPUSCOPE" profile --on-demand --ring-s 0.2 -o promrun -- "$OD_TARGET" 30 10 2>err &

@@ -48,9 +48,9 @@ fi
 rc=0; "$GPUSCOPE" profile --ring-s 5 -- true 2>e || rc=$?
 expect_eq "$rc" 2 "--ring-s alone: status"
 expect_grep "need --on-demand" e "--ring-s alone"
-rc=0; "$GPUSCOPE" profile --on-demand --trigger 'temp>85' -- true 2>e || rc=$?
-expect_eq "$rc" 2 "temp trigger: status"
-expect_grep "is not acted on yet" e "temp trigger"
+rc=0; "$GPUSCOPE" profile --on-demand --trigger 'temp>85' --no-gpu-metrics -- true 2>e || rc=$?
+expect_eq "$rc" 2 "temp trigger without GPU metrics: status"
+expect_grep "needs GPU metrics" e "temp trigger without GPU metrics"
 rc=0; "$GPUSCOPE" profile --on-demand --trigger 'step_time>0.5x median' -- true 2>e || rc=$?
 expect_eq "$rc" 2 "bad trigger: status"
 expect_grep "bad --trigger" e "bad trigger"
