@@ -480,7 +480,6 @@ static void input_notes(struct az_ctx *c)
 		tracing_note(c);
 }
 
-/* GPU busy over the whole run: each unit's GPU work, unwindowed, over the run's length. */
 /*
  * The transformation each finding's fix amounts to, where the rule's gain is
  * its own model rather than the replay (docs/rules.md, "What-if"): the
@@ -528,7 +527,8 @@ static void model_whatifs(struct az_ctx *c)
  * by start, so each unit's kernels arrive in order and normalise without a
  * sort; only the copies and sets (two sorted runs, usually far fewer) are
  * sorted together.  Adding all three to one set sorted every GPU operation
- * again (5% of analyze on the 10 M-event bench).
+ * again (5% of analyze on the 10 M-event bench).  Unwindowed, over the
+ * run's length.
  */
 static double run_busy(const struct az_ctx *c)
 {

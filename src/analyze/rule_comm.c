@@ -17,7 +17,7 @@
  *    (NCCL's blocks stay for the whole collective), and compute that runs
  *    at rate r beside it gets r x T of its work done while T of transfer
  *    is hidden: hiding T saves T x r.  The rate is the compute kernels'
- *    own (compute_rate()): their blocks fit in the SMs the collective
+ *    own (compute_rates()): their blocks fit in the SMs the collective
  *    leaves, in more waves or not.
  * Gain = (sum of waits + sum of exposed transfer x r) / analysed GPU time
  * (the sum over GPUs of their wall time).
@@ -81,9 +81,10 @@ static unsigned wrappers(const struct model *m, uint64_t *ddp_forwards)
 }
 
 /*
- * compute_rates - the rate at which each unit's compute kernels of the window run
- * beside a collective that holds @held of the GPU's @sms SMs, time-weighted
- * over those kernels.  A launch of G blocks, B of which fit on one SM
+ * compute_rates - the rate at which each unit's compute kernels of the
+ * window run beside its collectives, which hold `held` of the GPU's SMs
+ * (their time-weighted share x the SM count), time-weighted over those
+ * kernels.  A launch of G blocks, B of which fit on one SM
  * (occupancy_compute()), runs in ceil(G / (B x SMs)) waves alone and in
  * ceil(G / (B x (SMs - held))) beside the collective; its rate there is the
  * ratio.  A persistent GEMM (one block per SM, as many blocks as SMs) thus
