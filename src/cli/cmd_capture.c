@@ -228,7 +228,53 @@ static const char *info_field(const char *ans, const char *key, char *buf, size_
  * are monitor's --prometheus), appended to @sb.  A step time of 0 means no
  * step seen yet.
  */
-static void render_metrics(struct strbuf *sb, char (*ans)[512], size_t n)
+/* A live on-demand process of the user: its socket and its answer to "info". */
+struct od_proc {
+	pid_t pid;
+	char *path;
+	char ans[512], run[300];   /* the answer; the report name in it */
+};
+
+/*
+ * The processes that answer on the sockets of @dir, into *@out (caller frees
+ * with od_procs_free): how many, or -1 when @dir cannot be opened.  Stale
+ * sockets of processes that ended are skipped.
+ */
+static ssize_t od_procs(const char *dir, struct od_proc **out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0, alloc = 0;
+
+	*out = NULL;
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		pid_t pid = sock_pid(de->d_name);
+		struct od_proc p;
+		if (!pid)
+			continue;
+		p.pid = pid;
+		p.path = xstrfmt("%s/%s", dir, de->d_name);
+		if (ask(p.path, "info\n", p.ans, sizeof(p.ans)) < 0 || info_name(p.ans, p.run, sizeof(p.run)) < 0) {
+			free(p.path);
+			continue;
+		}
+		ALLOC_GROW(*out, n + 1, alloc);
+		(*out)[n++] = p;
+	}
+	closedir(d);
+	return (ssize_t)n;
+}
+
+static void od_procs_free(struct od_proc *v, ssize_t n)
+{
+	for (ssize_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
+static void render_metrics(struct strbuf *sb, const struct od_proc *p, size_t n)
 {
 	static const struct { const char *name, *type, *help, *key; } rows[] = {
 		{ "gpuscope_process_step_time_seconds", "gauge", "length of the last step (NVTX --step-range)", "step_ns" },
@@ -236,17 +282,13 @@ static void render_metrics(struct strbuf *sb, char (*ans)[512], size_t n)
 		{ "gpuscope_process_captures_total", "counter", "captures taken", "captures" },
 		{ "gpuscope_process_capturing", "gauge", "1 while a capture records", "state" },
 	};
-	char v[64], pid[32], name[300];
+	char v[64];
 
 	for (size_t r = 0; r < ARRAY_SIZE(rows); r++) {
 		strbuf_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", rows[r].name, rows[r].help, rows[r].name, rows[r].type);
 		for (size_t i = 0; i < n; i++) {
-			char *lab;
-			snprintf(pid, sizeof(pid), "%ld", (long)atol(ans[i] + 4));
-			if (info_name(ans[i], name, sizeof(name)) < 0)
-				continue;
-			lab = xstrfmt("{pid=\"%s\",report=\"%s\"}", pid, name);
-			info_field(ans[i], rows[r].key, v, sizeof(v));
+			char *lab = xstrfmt("{pid=\"%ld\",report=\"%s\"}", (long)p[i].pid, p[i].run);
+			info_field(p[i].ans, rows[r].key, v, sizeof(v));
 			if (!strcmp(rows[r].key, "step_ns"))
 				strbuf_addf(sb, "%s%s %.9g\n", rows[r].name, lab, strtod(v, NULL) / 1e9);
 			else if (!strcmp(rows[r].key, "state"))
@@ -258,61 +300,52 @@ static void render_metrics(struct strbuf *sb, char (*ans)[512], size_t n)
 	}
 }
 
-static void print_metrics(char (*ans)[512], size_t n)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	render_metrics(&sb, ans, n);
-	fputs(sb.buf ? sb.buf : "", stdout);
-	strbuf_release(&sb);
-}
-
-/* Every process of run @name (or, with @list, every process): trigger or list. */
+/* Every process of run @name (or, with @list, every process of the user): trigger or list. */
 static int by_name(const char *dir, const char *name, const char *req, const char *what, int list)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
+	struct od_proc *p;
+	ssize_t n = od_procs(dir, &p);
 	int found = 0, failed = 0;
-	char (*all)[512] = NULL;
-	size_t nall = 0, aall = 0;
 
-	if (!d) {
-		if (list == 2)
-			print_metrics(NULL, 0);
+	if (n < 0) {
 		if (list)
 			return 0;
 		return error("no on-demand run named '%s' (no trigger directory '%s')", name, dir);
 	}
-	while ((de = readdir(d))) {
-		pid_t pid = sock_pid(de->d_name);
-		char *path, ans[512], run[300];
-		if (!pid)
-			continue;
-		path = xstrfmt("%s/%s", dir, de->d_name);
-		if (ask(path, "info\n", ans, sizeof(ans)) < 0 || info_name(ans, run, sizeof(run)) < 0) {
-			free(path);
-			continue;   /* a stale socket of a process that ended */
-		}
-		if (list == 2) {
-			ALLOC_GROW(all, nall + 1, aall);
-			memcpy(all[nall++], ans, sizeof(ans));
-		} else if (list) {
-			printf("%s\n", ans);
+	for (ssize_t i = 0; i < n; i++) {
+		if (list) {
+			printf("%s\n", p[i].ans);
 			found++;
-		} else if (!strcmp(run, name)) {
+		} else if (!strcmp(p[i].run, name)) {
 			found++;
-			failed |= trigger_one(pid, path, req, what) < 0;
+			failed |= trigger_one(p[i].pid, p[i].path, req, what) < 0;
 		}
-		free(path);
 	}
-	closedir(d);
-	if (list == 2)
-		print_metrics(all, nall);
-	free(all);
+	od_procs_free(p, n);
 	if (!found && !list)
 		return error("no on-demand run named '%s' (started by `gpuscope profile --on-demand -o %s`?)",
 			     name, name);
 	return failed ? -1 : 0;
+}
+
+/*
+ * The user's trigger directory into @dir: 0, or -1 when it exists but is not
+ * a private directory of the user's (said unless @quiet: its sockets could
+ * be anyone's).
+ */
+static int ctl_dir(char *dir, size_t n, int quiet)
+{
+	trigger_ctl_dir(getenv(GS_ENV_CTL_DIR), dir, n);
+	if (access(dir, F_OK) == 0 && !trigger_dir_ok(dir, 0))
+		return quiet ? -1 : error("'%s' is not a private directory of yours (owned by you, mode 0700): "
+					  "refusing to use its sockets", dir);
+	return 0;
+}
+
+/* The request line of a capture of @steps steps or @duration_ns, opened by @trigger. */
+static void capture_line(char *req, size_t n, unsigned steps, uint64_t duration_ns, unsigned trigger)
+{
+	snprintf(req, n, "capture %u %" PRIu64 " %u\n", steps, duration_ns, trigger);
 }
 
 int capture_request(const char *name, uint64_t duration_ns, unsigned trigger, const char *why)
@@ -320,13 +353,11 @@ int capture_request(const char *name, uint64_t duration_ns, unsigned trigger, co
 	char dir[1024], req[128], what[160];
 	int ret;
 
-	trigger_ctl_dir(getenv(GS_ENV_CTL_DIR), dir, sizeof(dir));
-	if (access(dir, F_OK) == 0 && !trigger_dir_ok(dir, 0))
-		return error("'%s' is not a private directory of yours (owned by you, mode 0700): "
-			     "refusing to use its sockets", dir);
+	if (ctl_dir(dir, sizeof(dir), 0) < 0)
+		return -1;
 	if (!duration_ns)
 		duration_ns = (uint64_t)CAPTURE_DEFAULT_S * 1000000000u;
-	snprintf(req, sizeof(req), "capture 0 %" PRIu64 " %u\n", duration_ns, trigger);
+	capture_line(req, sizeof(req), 0, duration_ns, trigger);
 	snprintf(what, sizeof(what), "%.3g s, %s", (double)duration_ns / 1e9, why);
 	cap_out = stderr;
 	ret = by_name(dir, name, req, what, 0);
@@ -336,30 +367,15 @@ int capture_request(const char *name, uint64_t duration_ns, unsigned trigger, co
 
 void capture_metrics_render(struct strbuf *sb)
 {
-	char dir[1024], (*all)[512] = NULL;
-	size_t nall = 0, aall = 0;
-	struct dirent *de;
-	DIR *d;
+	char dir[1024];
+	struct od_proc *p = NULL;
+	ssize_t n = 0;
 
-	trigger_ctl_dir(getenv(GS_ENV_CTL_DIR), dir, sizeof(dir));
-	if (access(dir, F_OK) == 0 && !trigger_dir_ok(dir, 0))
+	if (ctl_dir(dir, sizeof(dir), 1) < 0)
 		return; /* not a private directory: its sockets are not asked */
-	if ((d = opendir(dir))) {
-		while ((de = readdir(d))) {
-			char *path, ans[512], run[300];
-			if (!sock_pid(de->d_name))
-				continue;
-			path = xstrfmt("%s/%s", dir, de->d_name);
-			if (ask(path, "info\n", ans, sizeof(ans)) == 0 && info_name(ans, run, sizeof(run)) == 0) {
-				ALLOC_GROW(all, nall + 1, aall);
-				memcpy(all[nall++], ans, sizeof(ans));
-			}
-			free(path);
-		}
-		closedir(d);
-	}
-	render_metrics(sb, all, nall);
-	free(all);
+	n = od_procs(dir, &p);
+	render_metrics(sb, p, n > 0 ? (size_t)n : 0);
+	od_procs_free(p, n);
 }
 
 int cmd_capture(int argc, char **argv)
@@ -398,18 +414,20 @@ int cmd_capture(int argc, char **argv)
 	if (list ? it.ind != argc : it.ind != argc - 1)
 		return usage_error(capture_usage, list ? "--list and --metrics take no process"
 						       : "one PID or report NAME");
-	trigger_ctl_dir(getenv(GS_ENV_CTL_DIR), dir, sizeof(dir));
-	if (access(dir, F_OK) == 0 && !trigger_dir_ok(dir, 0)) {
-		error("'%s' is not a private directory of yours (owned by you, mode 0700): "
-		      "refusing to use its sockets", dir);
+	if (ctl_dir(dir, sizeof(dir), 0) < 0)
 		return EXIT_FAIL;
+	if (list == 2) {
+		struct strbuf sb = STRBUF_INIT;
+		capture_metrics_render(&sb);
+		fputs(sb.buf ? sb.buf : "", stdout);
+		strbuf_release(&sb);
+		return EXIT_OK;
 	}
 	if (list)
 		return by_name(dir, NULL, NULL, NULL, list) < 0 ? EXIT_FAIL : EXIT_OK;
 	if (!steps && !duration_ns)
 		duration_ns = (uint64_t)CAPTURE_DEFAULT_S * 1000000000u;
-	snprintf(req, sizeof(req), "capture %u %" PRIu64 " %u\n", steps, duration_ns,
-		 (unsigned)TRACE_TRIGGER_COMMAND);
+	capture_line(req, sizeof(req), steps, duration_ns, TRACE_TRIGGER_COMMAND);
 	if (steps && duration_ns)
 		snprintf(what, sizeof(what), "%u steps or %.3g s", steps, (double)duration_ns / 1e9);
 	else if (steps)
