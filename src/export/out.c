@@ -25,20 +25,18 @@ int xout_open(struct xout *o, const char *path, int force)
 	if (!strcmp(path, "-")) {
 		o->fd = STDOUT_FILENO;
 	} else {
-		/* never through a symbolic link: with --force the link itself is replaced */
 		int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW;
-		if (!lstat(path, &st) && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) {
-			if (!force) {
-				free(o->path);
-				o->path = NULL;
-				return error("output '%s' exists (use --force to overwrite)", path);
-			}
-			if (S_ISLNK(st.st_mode) && unlink(path) < 0) {
-				int e = errno;
-				free(o->path);
-				o->path = NULL;
-				return error("cannot replace '%s': %s", path, strerror(e));
-			}
+		if (output_check(path, force) < 0) {
+			free(o->path);
+			o->path = NULL;
+			return -1;
+		}
+		/* never through a symbolic link: with --force the link itself is replaced */
+		if (!lstat(path, &st) && S_ISLNK(st.st_mode) && unlink(path) < 0) {
+			int e = errno;
+			free(o->path);
+			o->path = NULL;
+			return error("cannot replace '%s': %s", path, strerror(e));
 		}
 		o->fd = open(path, flags, 0666);
 		if (o->fd < 0) {
