@@ -1308,7 +1308,7 @@ static void unify_devices(struct model *m)
 void model_finish(struct model *m)
 {
 	size_t nthreads = m->threads.n;
-	struct seen_threads *seen;
+	struct seen_threads seen = { 0 };
 
 	SORT_TABLE(m->nvtx, cmp_nvtx);
 	SORT_TABLE(m->marks, cmp_mark);
@@ -1328,30 +1328,29 @@ void model_finish(struct model *m)
 
 	m->t_min = m->t_max = 0;
 	m->nvtx_open = 0;
-	seen = xcalloc(1, sizeof(*seen));
-	seen->base = m->threads.n;
+	seen.base = m->threads.n;
 	for (size_t i = 0; i < m->nvtx.n; i++) {
 		const struct trace_nvtx_range *r = &m->nvtx.v[i];
 		span(m, r->start, r->end);
 		if (!r->end)
 			m->nvtx_open++;
-		see_thread(m, seen, r->pid, r->tid, r->start, r->end);
+		see_thread(m, &seen, r->pid, r->tid, r->start, r->end);
 	}
 	for (size_t i = 0; i < m->marks.n; i++) {
 		span(m, m->marks.v[i].time, 0);
-		see_thread(m, seen, m->marks.v[i].pid, m->marks.v[i].tid, m->marks.v[i].time, 0);
+		see_thread(m, &seen, m->marks.v[i].pid, m->marks.v[i].tid, m->marks.v[i].time, 0);
 	}
 	for (size_t i = 0; i < m->osrt.n; i++) {
 		span(m, m->osrt.v[i].start, m->osrt.v[i].end);
-		see_thread(m, seen, m->osrt.v[i].pid, m->osrt.v[i].tid, m->osrt.v[i].start, m->osrt.v[i].end);
+		see_thread(m, &seen, m->osrt.v[i].pid, m->osrt.v[i].tid, m->osrt.v[i].start, m->osrt.v[i].end);
 	}
 	for (size_t i = 0; i < m->cpu.n; i++)
-		see_thread(m, seen, m->cpu.v[i].pid, m->cpu.v[i].tid, m->cpu.v[i].time, 0);
+		see_thread(m, &seen, m->cpu.v[i].pid, m->cpu.v[i].tid, m->cpu.v[i].time, 0);
 	for (size_t i = 0; i < m->api.n; i++) {
 		span(m, m->api.v[i].start, m->api.v[i].end);
 		/* one thread row per API thread is enough; skip repeats of the previous tid */
 		if (i == 0 || m->api.v[i].tid != m->api.v[i - 1].tid)
-			see_thread(m, seen, m->api.v[i].pid, m->api.v[i].tid, m->api.v[i].start,
+			see_thread(m, &seen, m->api.v[i].pid, m->api.v[i].tid, m->api.v[i].start,
 				   m->api.v[i].end);
 	}
 	for (size_t i = 0; i < m->kernels.n; i++)
@@ -1369,7 +1368,6 @@ void model_finish(struct model *m)
 		span(m, m->torch_mem.v[i].time, 0);
 	for (size_t i = 0; i < m->ooms.n; i++)
 		span(m, m->ooms.v[i].time, 0);
-	free(seen);
 	if (nthreads != m->threads.n || nthreads > 1)
 		merge_threads(m);
 	unify_devices(m);
