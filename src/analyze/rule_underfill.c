@@ -26,7 +26,6 @@
 
 struct kagg {
 	uint64_t ns, waste, n, blocks_min, blocks_max;
-	int cold;                  /* under the hot share: not judged */
 	uint32_t sms, name_id;
 	const char *sms_src;       /* where sms came from: "recorded", "table: ROW" (owned by the model or static) */
 	const char *sms_row;       /* with sms_src "table": the table row (static), or NULL */
@@ -162,6 +161,7 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	char b1[64], b2[64], name[AZ_NAME_MAX + 1];
 	double gain;
 	uint32_t *cut;
+	uint8_t *hot_name;         /* per name: a hot kernel that is judged */
 	uint64_t saved = 0;
 	int replayed = 0;
 	struct finding *f;
@@ -170,6 +170,7 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 		return;
 	slot = xcalloc(m->str.nr + 1, sizeof(uint32_t));
 	cut = xcalloc(m->kernels.n + 1, sizeof(*cut));
+	hot_name = xcalloc(m->str.nr + 1, 1);
 	conc = xcalloc(c->nunits ? c->nunits : 1, sizeof(*conc));
 	build_concurrency(c, conc);
 	for (size_t i = 0; i < m->kernels.n; i++) {
@@ -240,10 +241,9 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	if (nagg > 1)
 		qsort(agg, nagg, sizeof(*agg), cmp_waste);
 	for (size_t i = 0; i < nagg; i++) {
-		if (!agg[i].waste || (double)agg[i].ns < hot * (double)total) {
-			agg[i].cold = 1;
+		if (!agg[i].waste || (double)agg[i].ns < hot * (double)total)
 			continue;
-		}
+		hot_name[agg[i].name_id] = 1;
 		waste += agg[i].waste;
 		if (nhot++ < 3)
 			strbuf_addf(&ev, "%s: %llu launches, %s (%.0f%% of kernel time), %llu-%llu blocks on %u SMs "
@@ -259,21 +259,17 @@ void rule_underfill(struct az_ctx *c, const struct az_rule *self)
 	gain = az_div((double)waste, (double)c->unit_wall_ns);
 	if (gain >= az_param(c, self, "min_gain") && nhot) {
 		/* the replay: only the hot kernels' launches are refilled */
-		uint8_t *cold = xcalloc(m->str.nr + 1, 1);
 		double g;
-		for (size_t i = 0; i < nagg; i++)
-			if (agg[i].cold)
-				cold[agg[i].name_id] = 1;
 		for (size_t i = 0; i < m->kernels.n; i++)
-			if (cut[i] && (m->kernels.v[i].name_id >= m->str.nr || cold[m->kernels.v[i].name_id]))
+			if (cut[i] && (m->kernels.v[i].name_id >= m->str.nr || !hot_name[m->kernels.v[i].name_id]))
 				cut[i] = 0;
-		free(cold);
 		g = az_replay_kernel_cut(c, "the hot under-filled kernels' work spread over every SM", cut, &saved);
 		if (g >= 0)
 			gain = g;
 		replayed = g >= 0;
 	}
 	free(cut);
+	free(hot_name);
 	if (gain >= az_param(c, self, "min_gain") && nhot) {
 		if (shared_ns)
 			strbuf_addf(&ev, "%s of these launches ran beside other kernels of the same GPU, which filled "
