@@ -29,6 +29,8 @@
 #   pm       the cost of PM sampling (--pm-sampling at its default 1 ms and
 #            at 250 us) beside a plain profile, workloads a, b and c
 #            (issue 24: measured only on gpu_kmetrics so far)             ~280 s
+#   ondemand the idle cost of profile --on-demand (never triggered) beside
+#            unprofiled and a plain profile, workloads a, b and c (issue 23) ~270 s
 # ("overhead" means "ab c".)  A device call is at most 10 minutes: split the
 # parts over calls, e.g. PARTS="tests ab", then PARTS="c sampler".
 # Each part packs its results into $OUT/NAME.tgz (and every part's log into
@@ -152,6 +154,12 @@ part_pm() {
 		"${ROUNDS_PM:-4}" "${PM_BUDGET_S:-270}" PIN="${PIN:-}"
 }
 
+part_ondemand() {
+	export CUDA_VISIBLE_DEVICES=0
+	ovh ondemand "${OD_W:-a b c}" "none gpuscope+--on-demand gpuscope" "${ROUNDS_OD:-6}" \
+		"${OD_BUDGET_S:-250}" PIN="${PIN:-}"
+}
+
 part_apimode() {
 	export CUDA_VISIBLE_DEVICES=0
 	local kinds=GPUSCOPE_CUPTI_KINDS=kernel,memcpy,memset,memory
@@ -179,7 +187,7 @@ case ${PIN:-} in cores:*) PIN=$(bash bench/overhead/cpus.sh "${PIN#cores:}"); sa
 case ${PIN_A:-} in cores:*) PIN_A=$(bash bench/overhead/cpus.sh "${PIN_A#cores:}"); say "PIN_A=$PIN_A" ;; esac
 case ${PIN_C:-} in cores:*) PIN_C=$(bash bench/overhead/cpus.sh "${PIN_C#cores:}"); say "PIN_C=$PIN_C" ;; esac
 
-for p in comm tests zoo sampler topo diag diaga ab c pm apimode where; do
+for p in comm tests zoo sampler topo diag diaga ab c pm ondemand apimode where; do
 	part "$p"
 done
 say "== total $(( $(date +%s) - t0 )) s"
