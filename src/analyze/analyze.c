@@ -608,6 +608,8 @@ static int cmp_finding(const void *pa, const void *pb)
 {
 	const struct finding *a = pa, *b = pb;
 
+	if (a->fatal != b->fatal)
+		return b->fatal - a->fatal;
 	if (a->gain != b->gain)
 		return a->gain > b->gain ? -1 : 1;
 	if (a->severity != b->severity)

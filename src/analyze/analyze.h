@@ -47,6 +47,13 @@ struct finding {
 	 * actual x (1 - gain).
 	 */
 	int whatif;
+	/*
+	 * The run failed or is on course to fail (an out-of-memory; a leak
+	 * that fills the device within memory-leak.fatal_horizon_s): ranked
+	 * before every time gain, since a run that dies has no step time left
+	 * to shorten.
+	 */
+	int fatal;
 };
 
 enum { FINDING_WHATIF_NONE = 0, FINDING_WHATIF_REPLAY, FINDING_WHATIF_MODEL };

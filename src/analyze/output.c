@@ -203,6 +203,7 @@ int analyze_print_json(FILE *f, const struct model *m, const struct analyze_resu
 		jstr(&sb, sev_name(x->severity));
 		strbuf_addstr(&sb, ",\"gain\":");
 		jnum(&sb, x->gain);
+		strbuf_addstr(&sb, x->fatal ? ",\"fatal\":true" : ",\"fatal\":false");
 		strbuf_addstr(&sb, ",\"transform\":");
 		if (x->transform)
 			jstr(&sb, x->transform);

@@ -103,6 +103,27 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+struct tm_growth {
+	size_t npt, rising;
+	uint64_t first, last, t_first, t_last;
+	uint64_t peak;             /* largest allocated of the series in scope */
+	uint64_t end;              /* allocated at the series' last sample */
+	uint64_t base;             /* smallest allocated at a step point (weights, optimizer state) */
+	int by_nvtx;               /* points are NVTX step ends, not the hook's step samples */
+	/*
+	 * Step numbers of the first and last points (the hook's step count,
+	 * or the NVTX step's index), -1 when a point's step is not known: the
+	 * points need not be consecutive steps (step samples are rate-limited,
+	 * an NVTX step without a sample inside has no point).
+	 */
+	int64_t step_first, step_last;
+	int counts;                /* live tensor counts known at the first and last points */
+	int64_t live_first, live_last;
+};
+
+static int tm_growth_of(const struct az_ctx *c, uint32_t pid, uint32_t dev, double share,
+			struct tm_growth *g);
+
 void rule_memory(struct az_ctx *c, const struct az_rule *self)
 {
 	const struct model *m = c->m;
@@ -232,12 +253,23 @@ void rule_memory(struct az_ctx *c, const struct az_rule *self)
 	/*
 	 * PyTorch's caching allocator keeps what it cudaMalloc'ed: the records
 	 * show reserved memory, which grows while the cache warms up and never
-	 * shrinks.  Where the allocator's own samples exist, memory-leak
-	 * compares allocated memory step by step instead.
+	 * shrinks.  Where the allocator's own samples give enough points to
+	 * compare (GROWTH_MIN_POINTS step samples, or samples inside as many
+	 * NVTX steps), memory-leak compares allocated memory step by step
+	 * instead.  Samples too sparse for that (a short run whose steps fall
+	 * between the periodic samples) leave the records to judge: reserved
+	 * memory that still grows at the end of every step of a warmed-up loop
+	 * is allocated memory growing past each earlier peak.
 	 */
-	for (size_t i = 0; i < m->torch_mem.n && have_records; i++)
-		if (m->torch_mem.v[i].pid == peak_pid)
-			have_records = 0;
+	if (have_records) {
+		struct tm_growth g;
+		for (size_t i = 0; i < m->torch_mem.n; i++)
+			if (m->torch_mem.v[i].pid == peak_pid) {
+				tm_growth_of(c, peak_pid, peak_dev, growth, &g);
+				have_records = g.npt < GROWTH_MIN_POINTS;
+				break;
+			}
+	}
 	if (!from_metric && have_records && npt >= GROWTH_MIN_POINTS) {
 		size_t rising = 0;
 		for (size_t i = 1; i < npt; i++)
@@ -335,25 +367,15 @@ static size_t tm_series(const struct model *m, struct tm_key **out)
 }
 
 /* Allocated bytes of one series compared at the same point of each step. */
-struct tm_growth {
-	size_t npt, rising;
-	uint64_t first, last, t_first, t_last;
-	uint64_t peak;             /* largest allocated of the series in scope */
-	uint64_t end;              /* allocated at the series' last sample */
-	uint64_t base;             /* smallest allocated at a step point (weights, optimizer state) */
-	int by_nvtx;               /* points are NVTX step ends, not the hook's step samples */
-	int counts;                /* live tensor counts known at the first and last points */
-	int64_t live_first, live_last;
-};
-
 static int64_t tm_live(const struct trace_torch_mem *x)
 {
 	return (int64_t)(x->alloc_count - x->free_count);
 }
 
-static void tm_point(struct tm_growth *g, const struct trace_torch_mem *x, uint64_t t)
+static void tm_point(struct tm_growth *g, const struct trace_torch_mem *x, uint64_t t, int64_t step)
 {
 	if (!g->npt) {
+		g->step_first = step;
 		g->first = x->allocated;
 		g->t_first = t;
 		g->base = x->allocated;
@@ -366,6 +388,7 @@ static void tm_point(struct tm_growth *g, const struct trace_torch_mem *x, uint6
 		g->base = x->allocated;
 	g->last = x->allocated;
 	g->t_last = t;
+	g->step_last = step;
 	g->live_last = tm_live(x);
 	g->counts &= !!(x->flags & TRACE_TM_HAS_COUNTS);
 	g->npt++;
@@ -412,7 +435,7 @@ static int tm_growth_of(const struct az_ctx *c, uint32_t pid, uint32_t dev, doub
 				skip = 0;
 				continue;
 			}
-			tm_point(g, x, x->time);
+			tm_point(g, x, x->time, (x->flags & TRACE_TM_HAS_STEP) ? (int64_t)x->step : -1);
 		}
 	} else if (c->steps && c->nsteps_nvtx >= GROWTH_MIN_POINTS) {
 		g->by_nvtx = 1;
@@ -423,7 +446,7 @@ static int tm_growth_of(const struct az_ctx *c, uint32_t pid, uint32_t dev, doub
 					prev = &m->torch_mem.v[k];
 			/* a sample inside this step: the state at its end */
 			if (prev && prev->time >= c->steps[s].start)
-				tm_point(g, prev, e);
+				tm_point(g, prev, e, (int64_t)s);
 		}
 	}
 	if (g->npt < GROWTH_MIN_POINTS)
@@ -575,7 +598,7 @@ void rule_oom(struct az_ctx *c, const struct az_rule *self)
 		az_add(c, "out-of-memory", SEV_CRITICAL, 0, title,
 		       "no time gain: the run failed (or survived only by catching the error); severity and evidence "
 		       "instead",
-		       ev.buf, fix, &w, 1);
+		       ev.buf, fix, &w, 1)->fatal = 1;
 	}
 	strbuf_release(&ev);
 }
@@ -662,7 +685,7 @@ void rule_fragmentation(struct az_ctx *c, const struct az_rule *self)
 void rule_leak(struct az_ctx *c, const struct az_rule *self)
 {
 	const struct model *m = c->m;
-	double share = az_param(c, self, "growth_share");
+	double share = az_param(c, self, "growth_share"), horizon = az_param(c, self, "fatal_horizon_s");
 	struct tm_key *keys;
 	size_t nk = tm_series(m, &keys);
 	struct strbuf ev = STRBUF_INIT;
@@ -671,17 +694,25 @@ void rule_leak(struct az_ctx *c, const struct az_rule *self)
 	for (size_t s = 0; s < nk; s++) {
 		struct tm_growth g;
 		uint64_t cap = tm_capacity(m, keys[s].pid, keys[s].dev);
-		double secs, rate, per_step;
+		double secs, rate, per_step, to_full = -1;
+		const struct trace_oom *oom;
+		struct finding *f;
 		struct interval w;
 		if (!tm_growth_of(c, keys[s].pid, keys[s].dev, share, &g))
 			continue;
 		secs = (double)(g.t_last - g.t_first) / 1e9;
 		rate = az_div((double)(g.last - g.first), secs);
-		per_step = (double)(g.last - g.first) / (double)(g.npt - 1);
+		/* per step, not per point: the points may lie several steps apart */
+		per_step = (double)(g.last - g.first) /
+			   (g.step_first >= 0 && g.step_last > g.step_first ? (double)(g.step_last - g.step_first) :
+			    (double)(g.npt - 1));
 		strbuf_reset(&ev);
-		strbuf_addf(&ev, "device %u, pid %u: allocated memory %s of %zu steps grew from %s to %s, rising in %zu "
-			    "of %zu\n", keys[s].dev, keys[s].pid,
-			    g.by_nvtx ? "at the end of each" : "at the boundary of each", g.npt,
+		strbuf_addf(&ev, "device %u, pid %u: allocated memory %s of %zu steps", keys[s].dev, keys[s].pid,
+			    g.by_nvtx ? "at the end of each" : "at the boundary of each", g.npt);
+		if (g.step_first >= 0 && g.step_last > g.step_first)
+			strbuf_addf(&ev, " (steps %" PRId64 " to %" PRId64 ")", g.step_first + g.by_nvtx,
+				    g.step_last + g.by_nvtx);
+		strbuf_addf(&ev, " grew from %s to %s, rising in %zu of %zu\n",
 			    fmt_bytes(b1, sizeof(b1), (double)g.first), fmt_bytes(b2, sizeof(b2), (double)g.last),
 			    g.rising, g.npt - 1);
 		strbuf_addf(&ev, "rate %s per step, %s/s; at the last sample %s still allocated\n",
@@ -690,13 +721,15 @@ void rule_leak(struct az_ctx *c, const struct az_rule *self)
 		if (g.counts && g.live_last > g.live_first)
 			strbuf_addf(&ev, "%" PRId64 " more tensors alive at the last step than at the first (allocations "
 				    "minus frees)\n", g.live_last - g.live_first);
-		if (cap && rate > 0 && cap > g.last)
+		if (cap && rate > 0 && cap > g.last) {
+			to_full = (double)(cap - g.last) / rate;
 			strbuf_addf(&ev, "at this rate the %s device is full in about %.0f s (%.0f more steps)\n",
-				    fmt_bytes(b1, sizeof(b1), (double)cap), (double)(cap - g.last) / rate,
-				    (double)(cap - g.last) / per_step);
+				    fmt_bytes(b1, sizeof(b1), (double)cap), to_full, (double)(cap - g.last) / per_step);
+		}
 		w.start = g.t_first;
 		w.end = g.t_last;
-		az_add(c, "memory-leak", tm_oom_of(c, keys[s].pid, keys[s].dev) ? SEV_CRITICAL : SEV_WARNING, 0,
+		oom = tm_oom_of(c, keys[s].pid, keys[s].dev);
+		f = az_add(c, "memory-leak", oom ? SEV_CRITICAL : SEV_WARNING, 0,
 		       "Allocated memory grows step after step",
 		       "no time gain: a leak costs memory until the run fails with an out-of-memory; the rate and the "
 		       "projected time to it instead",
@@ -705,9 +738,19 @@ void rule_leak(struct az_ctx *c, const struct az_rule *self)
 		       "loss.item() or loss.detach()), lists of outputs or of hidden states, caches keyed by shape; "
 		       "gpuscope profile --torch-memory-history names the largest live allocations at an OOM",
 		       &w, 1);
+		f->fatal = oom || (to_full >= 0 && to_full <= horizon);
 	}
 	free(keys);
 	strbuf_release(&ev);
+}
+
+/* A finding of @id already made (the rules run in table order: memory-pressure before headroom). */
+static int has_finding(const struct az_ctx *c, const char *id)
+{
+	for (size_t i = 0; i < c->r->n; i++)
+		if (!strcmp(c->r->findings[i].id, id))
+			return 1;
+	return 0;
 }
 
 /*
@@ -751,8 +794,8 @@ void rule_headroom(struct az_ctx *c, const struct az_rule *self)
 		}
 		if (!cap || !peak_res || (double)peak_res >= hs * (double)cap || tm_oom_of(c, keys[s].pid, keys[s].dev))
 			continue;
-		if (tm_growth_of(c, keys[s].pid, keys[s].dev, 0.1, &g))
-			continue;          /* growing memory is not headroom */
+		if (tm_growth_of(c, keys[s].pid, keys[s].dev, 0.1, &g) || has_finding(c, "memory-pressure"))
+			continue;          /* growing (or nearly full) memory is not headroom */
 		scaled = g.npt >= GROWTH_MIN_POINTS && !g.by_nvtx && peak_alloc > g.base ?
 			 (double)(peak_alloc - g.base) : (double)peak_alloc;
 		k = 1.0 + az_div(target * (double)cap - (double)peak_res, scaled);

@@ -132,6 +132,7 @@ static const struct az_param p_frag[] = {
 
 static const struct az_param p_leak[] = {
 	{ "growth_share", 0.1, "allocated memory at the same point of each step growing by 10% of its peak, step after step, is a leak; a warmed-up loop allocates the same each step" },
+	{ "fatal_horizon_s", 86400, "a leak that fills the device within a day at its measured rate ends a training job or a service before a routine restart does: it ranks with out-of-memory, before every time gain; a slower one ranks with the other memory findings" },
 	{ NULL, 0, NULL },
 };
 

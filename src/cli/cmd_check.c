@@ -186,7 +186,7 @@ int cmd_check_run(struct cmd_setup *s)
 	const char *base = args->base, *dir = args->dir, *format = args->format;
 	const char **keys = args->keys;
 	size_t nkeys = args->nkeys;
-	int explicit_metrics = args->explicit_metrics, status = EXIT_OK;
+	int explicit_metrics = args->explicit_metrics, status = EXIT_OK, fatal_new = 0;
 	double max = args->max;
 	struct diff_opts o = args->o;
 	struct run_summary before, after;
@@ -239,8 +239,41 @@ int cmd_check_run(struct cmd_setup *s)
 			       color(stdout, COLOR_RESET));
 		shown++;
 	}
+	/*
+	 * A fatal finding (the run failed or is on course to: an out-of-memory,
+	 * a leak that fills the device within a day) that the baseline did not
+	 * have fails the gate whatever the metrics say: a run that now dies of
+	 * memory is a regression even when its steps are as fast.
+	 */
+	if (!strcmp(format, "json"))
+		printf("],\"new_fatal\":[");
+	for (size_t i = 0, nf = 0; i < after.nf; i++) {
+		const struct run_finding *a = &after.f[i];
+		int had = 0;
+		if (!(a->flags & FINDING_FATAL))
+			continue;
+		for (size_t j = 0; j < before.nf; j++)
+			had |= !strcmp(before.f[j].id, a->id) && (before.f[j].flags & FINDING_FATAL);
+		if (had)
+			continue;
+		if (!strcmp(format, "json")) {
+			printf("%s\"%s\"", nf ? "," : "", a->id);
+		} else {
+			if (!nf)
+				putchar('\n');
+			printf("new fatal finding: %s [%s]  %sREGRESSED%s\n", a->title, a->id,
+			       color_for_word(stdout, "REGRESSED"), color(stdout, COLOR_RESET));
+		}
+		nf++;
+		fatal_new++;
+		if (status == EXIT_OK)
+			status = EXIT_FAIL;
+	}
 	if (!strcmp(format, "json"))
 		printf("],\"regressed\":%s}\n", status == EXIT_FAIL ? "true" : "false");
+	else if (status == EXIT_FAIL && fatal_new)
+		printf("check failed: %d new fatal finding%s against '%s'\n", fatal_new, fatal_new == 1 ? "" : "s",
+		       base);
 	else if (status == EXIT_FAIL)
 		printf("check failed: a metric regressed by more than %.1f%% against '%s'\n", max * 100,
 		       base);

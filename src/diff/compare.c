@@ -66,7 +66,7 @@ static const struct run_finding *finding_of(const struct run_summary *s, const c
 	const struct run_finding *best = NULL;
 
 	for (size_t i = 0; i < s->nf; i++)
-		if (!strcmp(s->f[i].id, id) && s->f[i].gain >= min && (!best || s->f[i].gain > best->gain))
+		if (!strcmp(s->f[i].id, id) && run_finding_counts(&s->f[i], min) && (!best || s->f[i].gain > best->gain))
 			best = &s->f[i];
 	return best;
 }
@@ -101,7 +101,7 @@ void diff_compare(const struct run_summary *before, const struct run_summary *af
 	r->added = xcalloc(after->nf + 1, sizeof(*r->added));
 	for (size_t i = 0; i < before->nf; i++) {
 		const struct run_finding *b = &before->f[i], *a;
-		if (b->gain < o->finding_min_gain || finding_of(before, b->id, o->finding_min_gain) != b)
+		if (!run_finding_counts(b, o->finding_min_gain) || finding_of(before, b->id, o->finding_min_gain) != b)
 			continue;
 		a = finding_of(after, b->id, o->finding_min_gain);
 		if (a) {
@@ -113,7 +113,7 @@ void diff_compare(const struct run_summary *before, const struct run_summary *af
 	}
 	for (size_t i = 0; i < after->nf; i++) {
 		const struct run_finding *a = &after->f[i];
-		if (a->gain < o->finding_min_gain || finding_of(after, a->id, o->finding_min_gain) != a)
+		if (!run_finding_counts(a, o->finding_min_gain) || finding_of(after, a->id, o->finding_min_gain) != a)
 			continue;
 		if (!finding_of(before, a->id, o->finding_min_gain))
 			r->added[r->nadded++] = a;
@@ -541,7 +541,8 @@ int run_summary_save(const struct run_summary *s, const char *path)
 	for (size_t i = 0; i < s->nf; i++) {
 		struct run_finding fd = s->f[i];
 		tsv_clean(fd.title);
-		fprintf(f, "finding\t%s\t%.9g\t%s\n", fd.id, fd.gain, fd.title);
+		/* the flags after the title: older readers take four fields and ignore the rest */
+		fprintf(f, "finding\t%s\t%.9g\t%s\t%u\n", fd.id, fd.gain, fd.title, fd.flags);
 	}
 	ret = close_checked(f, path);
 	if (!ret && rename(tmp, path) < 0)
@@ -628,6 +629,8 @@ int run_summary_load(struct run_summary *s, const char *path)
 			snprintf(fd->id, sizeof(fd->id), "%s", fl[1]);
 			fd->gain = strtod(fl[2], NULL);
 			snprintf(fd->title, sizeof(fd->title), "%s", fl[3]);
+			if (n >= 5)
+				fd->flags = (unsigned)strtoul(fl[4], NULL, 10) & (FINDING_FATAL | FINDING_NO_TIME);
 		} else {
 			error("baseline '%s': line %d is not understood", path, lineno);
 			goto bad;

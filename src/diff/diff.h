@@ -49,7 +49,22 @@ struct run_finding {
 	char id[48];
 	char title[200];
 	double gain;
+	/*
+	 * Compared whatever its gain (run_finding_counts()): FINDING_FATAL
+	 * (the run failed or is on course to: an out-of-memory, a fast leak)
+	 * or FINDING_NO_TIME (a warning or worse whose cost is memory, not
+	 * time: its gain is 0 by nature, not because it is small).
+	 */
+	unsigned flags;
 };
+
+enum { FINDING_FATAL = 1u << 0, FINDING_NO_TIME = 1u << 1 };
+
+/* Whether @f takes part in a comparison at @min_gain. */
+static inline int run_finding_counts(const struct run_finding *f, double min_gain)
+{
+	return f->gain >= min_gain || (f->flags & (FINDING_FATAL | FINDING_NO_TIME));
+}
 
 struct run_summary {
 	char *source;              /* report path or baseline name */

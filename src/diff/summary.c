@@ -449,6 +449,8 @@ int run_summarize_model(const struct model *m, const char *source, const struct 
 		snprintf(f->id, sizeof(f->id), "%s", ar.findings[i].id);
 		snprintf(f->title, sizeof(f->title), "%s", ar.findings[i].title ? ar.findings[i].title : "");
 		f->gain = ar.findings[i].gain;
+		f->flags = (ar.findings[i].fatal ? FINDING_FATAL : 0) |
+			   (ar.findings[i].gain <= 0 && ar.findings[i].severity >= SEV_WARNING ? FINDING_NO_TIME : 0);
 	}
 	analyze_result_release(&ar);
 	ivset_release(&w.set);

@@ -230,12 +230,15 @@ static void test_leak(void)
 	if (f) {
 		CHECK_EQ_I64(f->severity, SEV_WARNING);
 		/* the first step boundary is warm-up (left out): 19 points, 18 changes */
-		CHECK_CONTAINS(f->evidence, "at the boundary of each of 19 steps grew from 11.0 GiB to 29.0 GiB, "
-				"rising in 18 of 18");
+		CHECK_CONTAINS(f->evidence, "at the boundary of each of 19 steps (steps 2 to 20) grew from 11.0 GiB to "
+				"29.0 GiB, rising in 18 of 18");
 		/* 18 GiB in 1.8 s: 1 GiB per step, 10 GiB/s; 80 - 29 = 51 GiB left: 5.1 s, 51 steps */
 		CHECK_CONTAINS(f->evidence, "rate 1.0 GiB per step, 10.0 GiB/s");
 		CHECK_CONTAINS(f->evidence, "full in about 5 s (51 more steps)");
 		CHECK_CONTAINS(f->recommendation, "loss.item()");
+		/* full within memory-leak.fatal_horizon_s (a day): fatal, ranked before every time gain */
+		CHECK(f->fatal);
+		CHECK(r.n > 0 && r.findings[0].fatal && !strcmp(r.findings[0].id, "memory-leak"));
 	}
 	CHECK(find(&r, "memory-headroom") == NULL);
 	/* the records of cudaMalloc are not the judge where the allocator's samples exist */

@@ -125,7 +125,7 @@ static void test_baseline_roundtrip(void)
 {
 	struct run_summary s = { 0 }, t;
 	struct run_metric m = mk("kernel_s:my\tkernel", 0.25, 0.2, 0.3, 2, DIR_LOWER, MK_TIME);
-	struct run_finding f = { "launch-bound", "Launch-bound tiny kernels", 0.12 };
+	struct run_finding f = { "out-of-memory", "Out of memory", 0, FINDING_FATAL | FINDING_NO_TIME };
 	char path[600];
 
 	snprintf(path, sizeof(path), "%s/b.baseline", gstest_tmpdir());
@@ -143,8 +143,29 @@ static void test_baseline_roundtrip(void)
 	CHECK_NEAR(t.m[0].hi, 0.3, 1e-15);
 	CHECK_EQ_I64(t.m[0].dir, DIR_LOWER);
 	CHECK_EQ_U64(t.nf, 1);
-	CHECK_STR(t.f[0].id, "launch-bound");
+	CHECK_STR(t.f[0].id, "out-of-memory");
+	CHECK_EQ_U64(t.f[0].flags, FINDING_FATAL | FINDING_NO_TIME); /* a 0-gain finding that still counts */
+	CHECK(run_finding_counts(&t.f[0], 0.05));
 	CHECK_EQ_I64(t.runs, 2);
+	run_summary_release(&t);
+}
+
+/* A baseline of an older version: findings without the flags field read as 0. */
+static void test_baseline_old_finding(void)
+{
+	char path[600];
+	FILE *f;
+	struct run_summary t;
+
+	snprintf(path, sizeof(path), "%s/old.baseline", gstest_tmpdir());
+	f = fopen(path, "w");
+	fputs("gpuscope-baseline\t1\nsource\tx\nruns\t1\nfinding\tlaunch-bound\t0.12\tLaunch-bound\n", f);
+	fclose(f);
+	CHECK(run_summary_load(&t, path) == 0);
+	CHECK_EQ_U64(t.nf, 1);
+	CHECK_NEAR(t.f[0].gain, 0.12, 1e-12);
+	CHECK_EQ_U64(t.f[0].flags, 0);
+	CHECK(!run_finding_counts(&t.f[0], 0.2));
 	run_summary_release(&t);
 }
 
@@ -289,6 +310,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_single_run_step_ci),
 	GSTEST(test_combine_medians),
 	GSTEST(test_baseline_roundtrip),
+	GSTEST(test_baseline_old_finding),
 	GSTEST(test_baseline_rejects_garbage),
 	GSTEST(test_summary_of_steps),
 	GSTEST(test_kernel_row_names),

@@ -97,7 +97,12 @@ class _Recorder(object):
             b = 0.25
         self.step_budget = b / 100.0 if b > 0 else 0.0
         self.step_last = None       # perf_counter() when the last step sample began
-        self.step_cost = 0.0        # what it took
+        # What the last two step samples took: the gate uses the smaller, so
+        # that one slow sample (the first call into the allocator's stats, a
+        # thread switch of the interpreter inside it) does not hold back the
+        # next steps' samples for cost / budget seconds; a cost that stays
+        # high stays in both.  None: not known yet (the next step is sampled).
+        self.step_costs = (None, None)
         import time
         self.clock = time.perf_counter
         u64 = ctypes.c_uint64
@@ -275,12 +280,13 @@ class _Recorder(object):
         self.steps += 1
         try:
             now = self.clock()
-            if self.step_budget and self.step_last is not None and \
-                    now - self.step_last < self.step_cost / self.step_budget:
+            known = [x for x in self.step_costs if x is not None]
+            if self.step_budget and len(known) == 2 and \
+                    now - self.step_last < min(known) / self.step_budget:
                 return              # too soon after the last one: within budget only
             self.sample(_TM_STEP)
             self.step_last = now
-            self.step_cost = self.clock() - now
+            self.step_costs = (self.step_costs[1], self.clock() - now)
         except Exception:
             pass
 
