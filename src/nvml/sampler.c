@@ -565,11 +565,8 @@ struct nvml_sampler *nvml_sampler_open(const char *path, const struct nvml_sampl
 	s->watch_ctx = o->watch_ctx;
 	s->n = n;
 	s->hz = hz;
-	if (replay && *replay) {
-		/* a recording stands in for the GPUs: played on, at this run's clock */
-		n->replay_loop = 1;
-		s->restamp = 1;
-	}
+	if (replay && *replay)
+		s->restamp = 1;   /* a recording stands in for the GPUs: at this run's clock */
 	if (o->ring_ns) {
 		size_t max = o->ring_bytes / sizeof(struct trace_metric);
 		s->use_ring = 1;

@@ -11,8 +11,10 @@
  * (docs/always-on.md, "GPU metrics in the flight recorder").
  *
  * GPUSCOPE_NVML_REPLAY=FILE (tests, demonstrations) samples a recording of
- * `gpuscope monitor --record` instead of the GPUs: played in a loop, each
- * reading stamped with the time it is read, as a live GPU would be.
+ * `gpuscope monitor --record` instead of the GPUs, one recorded tick per
+ * tick until the recording ends, each reading stamped with the time it is
+ * read, as a live GPU's would be (so that it lies among the program's
+ * records).
  */
 #ifndef GS_NVML_SAMPLER_H
 #define GS_NVML_SAMPLER_H
