@@ -75,7 +75,8 @@ static const struct cli_opt profile_opts[] = {
 	{ "delay", 'y', OPT_DELAY, ARG_REQUIRED, "S", "start recording S seconds after the start", NULL, 0 },
 	{ "duration", 'd', OPT_DURATION, ARG_REQUIRED, "S", "stop recording after S seconds", NULL, 0 },
 	{ "gpu-metrics", 0, OPT_GPU_METRICS, ARG_OPTIONAL, "HZ",
-	  "sample GPU metrics (NVML) HZ times a second (default on, 10)", NULL, 0 },
+	  "sample GPU metrics (NVML) HZ times a second (default on, 10); with --on-demand\n"
+	  "they are kept as the ring is: before, during and after captures", NULL, 0 },
 	{ "no-gpu-metrics", 0, OPT_NO_GPU_METRICS, ARG_NONE, NULL, "no GPU metric samples", NULL, 0 },
 	{ "cuda-trace-all-apis", 0, OPT_CUDA_ALL, ARG_NONE, NULL,
 	  "trace every CUDA API call, not only those that matter", NULL, 0 },
@@ -94,12 +95,14 @@ static const struct cli_opt profile_opts[] = {
 	  "allocations with their stacks (docs/memory.md)", NULL, 0 },
 	{ "on-demand", 0, OPT_ON_DEMAND, ARG_NONE, NULL,
 	  "stay idle (no CUDA tracing) until a capture: `gpuscope capture PID|NAME`,\n"
-	  "a capture range or --trigger; keep the last --ring-s seconds of NVTX, OS runtime\n"
-	  "and CPU samples in memory for each capture (docs/always-on.md)", NULL, 0 },
+	  "a capture range or --trigger; keep the last --ring-s seconds of NVTX, OS runtime,\n"
+	  "CPU samples and GPU metrics in memory for each capture (docs/always-on.md)", NULL, 0 },
 	{ "ring-s", 0, OPT_RING_S, ARG_REQUIRED, "S",
-	  "with --on-demand: a capture also writes the S seconds before it (default 30)", NULL, 0 },
+	  "with --on-demand: a capture also writes the S seconds before it, and the run's\n"
+	  "end its last S seconds (default 30)", NULL, 0 },
 	{ "ring-mb", 0, OPT_RING_MB, ARG_REQUIRED, "MB",
-	  "with --on-demand: memory of that ring per process (default 64)", NULL, 0 },
+	  "with --on-demand: memory of that ring per process, and of profile's ring of\n"
+	  "GPU metrics (default 64)", NULL, 0 },
 	{ "trigger", 0, OPT_TRIGGER, ARG_REQUIRED, "COND",
 	  "with --on-demand: capture when COND holds: 'step_time>1.3x median' (a slow step),\n"
 	  "'temp>85' or 'mem_used>95%' (a GPU reading, from profile's own NVML samples)", NULL, 0 },
