@@ -1584,8 +1584,8 @@ int cmd_profile(int argc, char **argv)
 		if (o.on_demand)
 			fprintf(stderr, "gpuscope: on demand: %zu capture%s (`gpuscope info %s` lists them)\n",
 				rc.captures, rc.captures == 1 ? "" : "s", out);
-		if (o.on_demand && sampler)
-			print_ring_stats(&gst);
+		if (o.on_demand)
+			print_ring_stats(&gst);   /* only when the samples went through the ring */
 		if (o.kernel_metrics && !rc.kmetrics)
 			fprintf(stderr, "gpuscope: no kernel metrics: %s\n",
 				!rc.kernels ? "no CUDA kernel was recorded (no GPU, no driver, or no kernel launched)"
