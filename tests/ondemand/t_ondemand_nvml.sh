@@ -67,6 +67,34 @@ expect_le "$peak" $(( rate * (500 + 2000 + 100 + 500) / 1000 )) "the ring's most
 expect_le $(( peak * 2 )) "$taken" "the ring held less than half the run's samples"
 expect_le "$kept" $(( taken / 2 )) "samples kept: less than half of those taken"
 
+# a process killed (SIGKILL) during its capture never writes the capture's stop: profile sees
+# it is gone (checked once a second) and closes its capture, so the samples stop within about
+# a second (plus the 0.3 s of the collector's edges and ticks), while the run goes on 4 s more
+"$GPUSCOPE" profile --on-demand --ring-s 0.3 -o killed -- \
+  sh -c "\"$OD_TARGET\" 7 10 & \"$OD_TARGET\" 3 10; wait" 2>err &
+prof=$!
+wait_socket 3
+victim=
+for p in $("$GPUSCOPE" capture --list | awk '{ print $2 }'); do   # the one of 3 s (sh and the other run on)
+  case "$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)" in *od_target\ 3\ 10\ ) victim=$p ;; esac
+done
+[ -n "$victim" ] || fail "killed: no 'od_target 3 10' among $("$GPUSCOPE" capture --list)"
+sleep 1
+"$GPUSCOPE" capture --duration 30 "$victim" >out
+expect_grep "^capture 1 started in process $victim \(30 s\)$" out "killed: the capture"
+sleep 0.5
+kill -KILL "$victim"
+wait "$prof" || true
+temps killed.gpuscope | sort -n >tm
+# the longest stretch without a sample: from the capture's close to the end's ring
+gap=$(awk 'NR > 1 && $1 - p > g { g = $1 - p } { p = $1 } END { print int(g / 1000000) }' tm)
+expect_ge "$gap" 2000 "killed: the idle stretch after the capture's close (ms)"
+first=$(head -1 tm)
+# before the gap: the ring (0.3 s), the capture until the kill (0.5 s), up to 1 s to see it gone
+before=$(awk -v f="$first" 'NR > 1 && $1 - p > 2000000000 { exit } { p = $1; print $1 - f }' tm | tail -1)
+expect_le $(( before / MS )) 2300 "killed: the samples of the capture reach (ms)"
+expect_ge $(( before / MS )) 600 "killed: the samples of the capture reach (ms)"
+
 # never triggered, an explicit rate: only the last --ring-s seconds of samples
 "$GPUSCOPE" profile --on-demand --ring-s 0.4 --gpu-metrics=20 -o idle -- "$OD_TARGET" 3 10 2>err
 temps idle.gpuscope | sort -n >tm
