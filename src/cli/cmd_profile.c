@@ -75,7 +75,8 @@ static const struct cli_opt profile_opts[] = {
 	{ "delay", 'y', OPT_DELAY, ARG_REQUIRED, "S", "start recording S seconds after the start", NULL, 0 },
 	{ "duration", 'd', OPT_DURATION, ARG_REQUIRED, "S", "stop recording after S seconds", NULL, 0 },
 	{ "gpu-metrics", 0, OPT_GPU_METRICS, ARG_OPTIONAL, "HZ",
-	  "sample GPU metrics (NVML) HZ times a second (default on, 10)", NULL, 0 },
+	  "sample GPU metrics (NVML) HZ times a second (default on, 10); with --on-demand\n"
+	  "they are kept as the ring is: before, during and after captures", NULL, 0 },
 	{ "no-gpu-metrics", 0, OPT_NO_GPU_METRICS, ARG_NONE, NULL, "no GPU metric samples", NULL, 0 },
 	{ "cuda-trace-all-apis", 0, OPT_CUDA_ALL, ARG_NONE, NULL,
 	  "trace every CUDA API call, not only those that matter", NULL, 0 },
@@ -94,12 +95,14 @@ static const struct cli_opt profile_opts[] = {
 	  "allocations with their stacks (docs/memory.md)", NULL, 0 },
 	{ "on-demand", 0, OPT_ON_DEMAND, ARG_NONE, NULL,
 	  "stay idle (no CUDA tracing) until a capture: `gpuscope capture PID|NAME`,\n"
-	  "a capture range or --trigger; keep the last --ring-s seconds of NVTX, OS runtime\n"
-	  "and CPU samples in memory for each capture (docs/always-on.md)", NULL, 0 },
+	  "a capture range or --trigger; keep the last --ring-s seconds of NVTX, OS runtime,\n"
+	  "CPU samples and GPU metrics in memory for each capture (docs/always-on.md)", NULL, 0 },
 	{ "ring-s", 0, OPT_RING_S, ARG_REQUIRED, "S",
-	  "with --on-demand: a capture also writes the S seconds before it (default 30)", NULL, 0 },
+	  "with --on-demand: a capture also writes the S seconds before it, and the run's\n"
+	  "end its last S seconds (default 30)", NULL, 0 },
 	{ "ring-mb", 0, OPT_RING_MB, ARG_REQUIRED, "MB",
-	  "with --on-demand: memory of that ring per process (default 64)", NULL, 0 },
+	  "with --on-demand: memory of that ring per process, and of profile's ring of\n"
+	  "GPU metrics (default 64)", NULL, 0 },
 	{ "trigger", 0, OPT_TRIGGER, ARG_REQUIRED, "COND",
 	  "with --on-demand: capture when COND holds: 'step_time>1.3x median' (a slow step),\n"
 	  "'temp>85' or 'mem_used>95%' (a GPU reading, from profile's own NVML samples)", NULL, 0 },
@@ -1360,12 +1363,50 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 	return 0;
 }
 
+/*
+ * --on-demand: the NVML samples go through a flight recorder in this
+ * process (src/nvml/sampler.h, struct nvml_ring), the counterpart of the
+ * collector's ring: only the samples of the --ring-s seconds before each
+ * capture, those inside it, and the last --ring-s seconds of the run reach
+ * the report.  The ring is bounded in time (--ring-s, plus the seconds it
+ * may take to learn of a capture) and in bytes (--ring-mb, as each
+ * process's ring).  The capture edges come from the collectors, whatever
+ * opened the capture (GS_CAPTURE_EDGES_FILE, src/collect/capture.c): the
+ * sampler creates the file in the part directory and reads what they
+ * append at each tick.  Sets @so's ring and returns the file's path
+ * (owned by the caller).
+ */
+static char *ring_gpu_metrics(const struct profile_opts *o, const char *tmp, struct nvml_sampler_opts *so)
+{
+	char *path = xstrfmt("%s/%s", tmp, GS_CAPTURE_EDGES_FILE);
+
+	so->ring_ns = o->ring_ns;
+	so->ring_bytes = (size_t)o->ring_mb << 20;
+	so->edges_path = path;
+	return path;
+}
+
+/* The GPU metric ring's account at the end of an on-demand run (stderr). */
+static void print_ring_stats(const struct nvml_sampler_stats *st)
+{
+	if (!st->ring)
+		return;
+	fprintf(stderr, "gpuscope: on demand: GPU metrics: %" PRIu64 " of %" PRIu64 " samples kept; the ring "
+		"held %zu at most (%zu KiB of %zu KiB)\n", st->kept, st->samples, st->peak,
+		st->peak_bytes >> 10, st->max_bytes >> 10);
+	if (st->evicted)
+		warning("GPU metrics: the ring's bound (--ring-mb) forgot %" PRIu64 " samples before "
+			"--ring-s had passed: the metrics before a capture may reach back less", st->evicted);
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	struct profile_opts o = { 0 };
 	char *out, *lib, *tmp, *nvml_path = NULL, **parts;
 	const char *tmproot = getenv("TMPDIR");
 	struct nvml_sampler *sampler = NULL;
+	struct nvml_sampler_stats gst = { 0 };
+	char *edges_path = NULL;
 	struct sigaction sa, old[ARRAY_SIZE(fwd_sigs)];
 	struct report_counts rc = { 0 };
 	size_t nparts;
@@ -1402,11 +1443,16 @@ int cmd_profile(int argc, char **argv)
 			n -= strlen(TRACE_FILE_EXT);
 		report_name = xstrdup(base);
 		report_name[n] = 0;
-		/* GPU metrics are sampled outside the program, for the whole run: only when asked (or watched) */
-		if (o.gpu_metrics < 0)
-			o.gpu_metrics = o.gpu_trigger ? 1 : 0;
+		/*
+		 * GPU metrics are sampled here, outside the program (their cost is
+		 * not the program's), on by default as in a normal profile, but
+		 * through a flight recorder of their own (ring_gpu_metrics): a
+		 * GPU trigger needs them, and says so when there are none.
+		 */
 		if (o.gpu_trigger && !o.gpu_metrics)
 			return usage_error(profile_usage, "--trigger on a GPU reading needs GPU metrics (not --no-gpu-metrics)");
+		if (o.gpu_trigger)
+			o.gpu_metrics = 1;
 	}
 	tmp = xstrfmt("%s/gpuscope-XXXXXX", tmproot && *tmproot ? tmproot : "/tmp");
 	if (!mkdtemp(tmp)) {
@@ -1422,12 +1468,17 @@ int cmd_profile(int argc, char **argv)
 
 	if (o.gpu_metrics) {
 		char why[256] = "";
+		struct nvml_sampler_opts so = { 0 };
 		nvml_path = xstrfmt("%s/nvml%s", tmp, TRACE_FILE_EXT);
 		gpu_watch.kind = o.gpu_trigger;
 		gpu_watch.line = o.gpu_trigger_v;
 		gpu_watch.name = report_name;
-		sampler = nvml_sampler_start_watch(nvml_path, o.gpu_hz, o.gpu_trigger ? gpu_trigger_watch : NULL,
-						   &gpu_watch, why, sizeof(why));
+		so.hz = o.gpu_hz;
+		so.watch = o.gpu_trigger ? gpu_trigger_watch : NULL;
+		so.watch_ctx = &gpu_watch;
+		if (o.on_demand)
+			edges_path = ring_gpu_metrics(&o, tmp, &so);
+		sampler = nvml_sampler_open(nvml_path, &so, why, sizeof(why));
 		if (!sampler && o.gpu_metrics > 0)
 			warning("no GPU metrics%s: %s", o.gpu_trigger ? " (the --trigger on a GPU reading is off)" : "",
 				why[0] ? why : "unknown reason");
@@ -1467,6 +1518,7 @@ int cmd_profile(int argc, char **argv)
 		free(lib);
 		free(tmp);
 		free(nvml_path);
+		free(edges_path);
 		return pid == -126 ? 126 : 127;
 	}
 	child_pid = pid;
@@ -1477,7 +1529,7 @@ int cmd_profile(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(fwd_sigs); i++)
 		sigaction(fwd_sigs[i], &old[i], NULL);
 	watch_end();
-	if (sampler && nvml_sampler_stop(sampler) < 0)
+	if (sampler && nvml_sampler_finish(sampler, &gst) < 0)
 		warning("GPU metrics may be incomplete");
 
 	parts = list_parts(tmp, &nparts);
@@ -1532,6 +1584,8 @@ int cmd_profile(int argc, char **argv)
 		if (o.on_demand)
 			fprintf(stderr, "gpuscope: on demand: %zu capture%s (`gpuscope info %s` lists them)\n",
 				rc.captures, rc.captures == 1 ? "" : "s", out);
+		if (o.on_demand)
+			print_ring_stats(&gst);   /* only when the samples went through the ring */
 		if (o.kernel_metrics && !rc.kmetrics)
 			fprintf(stderr, "gpuscope: no kernel metrics: %s\n",
 				!rc.kernels ? "no CUDA kernel was recorded (no GPU, no driver, or no kernel launched)"
@@ -1565,5 +1619,6 @@ int cmd_profile(int argc, char **argv)
 	free(lib);
 	free(tmp);
 	free(nvml_path);
+	free(edges_path);
 	return status;
 }

@@ -3,7 +3,8 @@
  * cudaProfilerApi capture ranges, on-demand captures) and the --delay /
  * --duration window, judged live (cl_recording) or by a record's own time
  * (cl_recording_at, for CUPTI records handed over late), and the capture
- * edges written to the report.
+ * edges written to the report.  Under --on-demand the windows are also
+ * published to profile (publish_windows).
  */
 #include "internal.h"
 #include "env.h"
@@ -164,12 +165,64 @@ void cl_capture_end(void)
 }
 
 /*
+ * Under --on-demand, profile keeps its NVML samples in a ring of its own
+ * (src/nvml/sampler.h) and needs to know when each capture started and
+ * stopped, whatever opened it: profile's own GPU trigger, `gpuscope
+ * capture` from another shell, or the program (an NVTX range,
+ * cudaProfilerStart, a slow step) that only the collector sees.  So the
+ * writer, at each pass, appends the edges of the windows opened or closed
+ * since to GS_CAPTURE_EDGES_FILE in the part directory (profile's private
+ * temporary directory), one line each: "start PID ID NS" / "stop PID ID NS",
+ * on the report clock.  A file rather than the socket: profile reads it at
+ * each of its ticks without waking the program's collector, and nothing
+ * costs anything while idle.  The file is opened, written with one write()
+ * (O_APPEND: whole lines from several processes never mix) and closed each
+ * time: edges are rare, and a descriptor kept open could be closed or
+ * reused by the program.  Windows are sequential, so counts say what was
+ * published.  A forked child inherits them: it publishes only its own.
+ */
+static int pub_start, pub_stop;   /* windows whose start / stop were published (writer only) */
+
+static void publish_line(const char *what, int i, uint64_t t)
+{
+	char path[4200], line[96];
+	int fd, n;
+
+	n = snprintf(line, sizeof(line), "%s %u %d %" PRIu64 "\n", what, cl_pid(), i + 1, t);
+	snprintf(path, sizeof(path), "%s/%s", cl_config.dir, GS_CAPTURE_EDGES_FILE);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;   /* profile did not create it (no GPU metrics), or is gone: nobody reads it */
+	if (n > 0 && (size_t)n < sizeof(line))
+		cl_real_write_fn(fd, line, (size_t)n);
+	close(fd);
+}
+
+static void publish_windows(void)
+{
+	int n = atomic_load(&ncwin);
+
+	if (!cl_config.on_demand)
+		return;
+	for (; pub_start < n; pub_start++)
+		publish_line("start", pub_start, atomic_load(&cwin[pub_start].begin));
+	for (; pub_stop < pub_start; pub_stop++) {
+		uint64_t e = atomic_load(&cwin[pub_stop].end);
+		if (!e)
+			break;
+		publish_line("stop", pub_stop, e);
+	}
+}
+
+/*
  * The --delay/--duration window's edges, written by the writer (under its
  * lock) once the clock has passed them: the report says when recording
- * started and stopped.
+ * started and stopped.  Under --on-demand, the windows published to
+ * profile (publish_windows), at the same pass.
  */
 void cl_capture_timed_edges(void)
 {
+	publish_windows();
 	if (!timed)
 		return;
 	{

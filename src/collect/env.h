@@ -36,6 +36,9 @@
 #define GS_ENV_REPORT_NAME      "GPUSCOPE_REPORT_NAME"     /* the report's name, for `gpuscope capture NAME` */
 #define GS_ENV_CTL_DIR          "GPUSCOPE_CTL_DIR"         /* trigger sockets' directory (tests) */
 
+/* files that profile and the collector share in GS_ENV_DIR (besides the parts) */
+#define GS_CAPTURE_EDGES_FILE   "capture-edges"            /* on demand: "start|stop PID ID NS" lines (capture.c) */
+
 /* read by profile only */
 #define GS_ENV_COLLECTOR        "GPUSCOPE_COLLECTOR"       /* path of libgpuscope-collect.so */
 
