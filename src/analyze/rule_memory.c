@@ -755,7 +755,7 @@ static int has_finding(const struct az_ctx *c, const char *id)
 
 /*
  * rule_headroom - peak reserved memory under headroom_share of the device,
- * with no OOM and no leak: room to raise the batch.  The batch can grow
+ * with no OOM, no leak and no memory-pressure finding: room to raise the batch.  The batch can grow
  * until reserved reaches target_share of the device; with step samples the
  * part that scales with the batch is the peak allocated minus the smallest
  * allocated at a step boundary (weights, gradients and optimizer state stay

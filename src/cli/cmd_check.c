@@ -36,7 +36,8 @@ const struct cli_cmd cli_check = {
 	.synopsis = check_usage,
 	.summary = "fail when a run regresses against a baseline",
 	.description = "A regression gate for CI: compares runs with a saved baseline and exits 1 "
-		       "when a metric regressed by more than --max-regress, 0 within bounds, 2 on "
+		       "when a metric regressed by more than --max-regress or the run has a fatal finding "
+		       "(an out-of-memory, a fast leak) that the baseline had not, 0 within bounds, 2 on "
 		       "bad input.",
 	.opts = check_opts,
 	.example = "gpuscope check --baseline main --max-regress 3% run.gpuscope",

@@ -493,7 +493,7 @@ int diff_print(FILE *f, const char *format, const struct run_summary *before,
  *   runs	<n>
  *   steps	<text>
  *   metric	<key>	<dir>	<kind>	<value>	<min>	<max>	<n>	<label>
- *   finding	<id>	<gain>	<title>
+ *   finding	<id>	<gain>	<title>	<flags>   (flags: FINDING_FATAL, FINDING_NO_TIME; absent in older files: 0)
  */
 
 static void tsv_clean(char *s)
