@@ -476,9 +476,76 @@ static const struct trace_oom *tm_oom_of(const struct az_ctx *c, uint32_t pid, u
 {
 	for (size_t i = 0; i < c->m->ooms.n; i++)
 		if (c->m->ooms.v[i].pid == pid && c->m->ooms.v[i].device == dev &&
-		    tm_in_scope(c, c->m->ooms.v[i].time))
+		    !(c->m->ooms.v[i].flags & TRACE_OOM_PEAK) && tm_in_scope(c, c->m->ooms.v[i].time))
 			return &c->m->ooms.v[i];
 	return NULL;
+}
+
+/*
+ * The highest peak snapshot of (pid, dev) in scope (TRACE_OOM_PEAK,
+ * --torch-memory-history: the hook takes one at each new high of allocated
+ * memory at least 10% above the last), or NULL.
+ */
+static const struct trace_oom *tm_peak_of(const struct az_ctx *c, uint32_t pid, uint32_t dev)
+{
+	const struct trace_oom *best = NULL;
+
+	for (size_t i = 0; i < c->m->ooms.n; i++) {
+		const struct trace_oom *x = &c->m->ooms.v[i];
+		if (x->pid == pid && x->device == dev && (x->flags & TRACE_OOM_PEAK) &&
+		    (x->flags & TRACE_OOM_HAS_STATS) && tm_in_scope(c, x->time) &&
+		    (!best || x->allocated > best->allocated))
+			best = x;
+	}
+	return best;
+}
+
+/*
+ * Up to @max lines of @x's detail that name an allocation with its stack
+ * ("BYTES allocated FILE:LINE:FUNC<..."), as evidence lines "  SIZE ...".
+ * Returns how many were added.
+ */
+static int tm_add_stacks(struct strbuf *ev, const struct model *m, const struct trace_oom *x, int max)
+{
+	const char *d;
+	int lines = 0;
+	char b1[64];
+
+	if (!x->detail_id || !(x->flags & TRACE_OOM_HAS_HISTORY))
+		return 0;
+	d = model_str(m, x->detail_id);
+	for (const char *p = d; *p && lines < max;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len > 8 && memchr(p, ':', len)) {
+			char *end;
+			double bytes = strtod(p, &end);
+			size_t rest = len - (size_t)(end - p);
+			strbuf_addf(ev, "  %s", fmt_bytes(b1, sizeof(b1), bytes));
+			strbuf_add(ev, end, rest > 200 ? 200 : rest);
+			strbuf_addch(ev, '\n');
+			lines++;
+		}
+		p += len + (e ? 1 : 0);
+	}
+	return lines;
+}
+
+/* Evidence: what the highest peak snapshot of (pid, dev) holds, with stacks; nothing without one. */
+static void tm_add_peak(struct strbuf *ev, const struct az_ctx *c, uint32_t pid, uint32_t dev)
+{
+	const struct trace_oom *p = tm_peak_of(c, pid, dev);
+	struct strbuf sub = STRBUF_INIT;
+	char b1[64];
+
+	if (!p || !tm_add_stacks(&sub, c->m, p, 4)) {
+		strbuf_release(&sub);
+		return;
+	}
+	strbuf_addf(ev, "at the highest snapshot (%s allocated at %.6f s, --torch-memory-history) the largest live "
+		    "allocations were:\n%s", fmt_bytes(b1, sizeof(b1), (double)p->allocated), az_rel_s(c, p->time),
+		    sub.buf);
+	strbuf_release(&sub);
 }
 
 /*
@@ -510,10 +577,11 @@ void rule_oom(struct az_ctx *c, const struct az_rule *self)
 		const char *fix, *title;
 		int frag = 0, leak;
 
-		if (!tm_in_scope(c, x->time) || tm_oom_of(c, x->pid, x->device) != x)
+		if ((x->flags & TRACE_OOM_PEAK) || !tm_in_scope(c, x->time) || tm_oom_of(c, x->pid, x->device) != x)
 			continue;
 		for (size_t j = 0; j < m->ooms.n; j++)
-			count += m->ooms.v[j].pid == x->pid && m->ooms.v[j].device == x->device;
+			count += m->ooms.v[j].pid == x->pid && m->ooms.v[j].device == x->device &&
+				 !(m->ooms.v[j].flags & TRACE_OOM_PEAK);
 		cap = tm_capacity(m, x->pid, x->device);
 		strbuf_reset(&ev);
 		strbuf_addf(&ev, "device %u, pid %u: a request of %s failed at %.6f s", x->device, x->pid,
@@ -551,26 +619,8 @@ void rule_oom(struct az_ctx *c, const struct az_rule *self)
 				strbuf_addf(&ev, "%s %s", k ? "," : "", fmt_bytes(b1, sizeof(b1), (double)x->blocks[k]));
 			strbuf_addch(&ev, '\n');
 		}
-		if (x->detail_id && (x->flags & TRACE_OOM_HAS_HISTORY)) {
-			/* the allocations with their stacks (--torch-memory-history), first lines */
-			const char *d = model_str(m, x->detail_id);
-			int lines = 0;
-			for (const char *p = d; *p && lines < 4; lines++) {
-				const char *e = strchr(p, '\n');
-				size_t len = e ? (size_t)(e - p) : strlen(p);
-				if (len > 8 && memchr(p, ':', len)) {
-					char *end;
-					double bytes = strtod(p, &end);
-					size_t rest = len - (size_t)(end - p);
-					strbuf_addf(&ev, "  %s", fmt_bytes(b1, sizeof(b1), bytes));
-					strbuf_add(&ev, end, rest > 200 ? 200 : rest);
-					strbuf_addch(&ev, '\n');
-				} else {
-					lines--;
-				}
-				p += len + (e ? 1 : 0);
-			}
-		}
+		/* the allocations with their stacks (--torch-memory-history), first lines */
+		tm_add_stacks(&ev, m, x, 4);
 		leak = tm_growth_of(c, x->pid, x->device, share, &g);
 		if (leak)
 			strbuf_addf(&ev, "before it, allocated memory grew from %s to %s over %zu steps: a leak\n",
@@ -726,6 +776,8 @@ void rule_leak(struct az_ctx *c, const struct az_rule *self)
 			strbuf_addf(&ev, "at this rate the %s device is full in about %.0f s (%.0f more steps)\n",
 				    fmt_bytes(b1, sizeof(b1), (double)cap), to_full, (double)(cap - g.last) / per_step);
 		}
+		/* who holds the growing memory: the highest snapshot's largest allocations */
+		tm_add_peak(&ev, c, keys[s].pid, keys[s].dev);
 		w.start = g.t_first;
 		w.end = g.t_last;
 		oom = tm_oom_of(c, keys[s].pid, keys[s].dev);
@@ -736,7 +788,8 @@ void rule_leak(struct az_ctx *c, const struct az_rule *self)
 		       ev.buf,
 		       "Look for tensors kept across steps: a loss accumulated with its graph (total += loss: use "
 		       "loss.item() or loss.detach()), lists of outputs or of hidden states, caches keyed by shape; "
-		       "gpuscope profile --torch-memory-history names the largest live allocations at an OOM",
+		       "gpuscope profile --torch-memory-history names the largest live allocations and their stacks "
+		       "at the peak and at an OOM",
 		       &w, 1);
 		f->fatal = oom || (to_full >= 0 && to_full <= horizon);
 	}
@@ -811,6 +864,7 @@ void rule_headroom(struct az_ctx *c, const struct az_rule *self)
 		strbuf_addf(&ev, "room for a batch about %.1fx as large before reserved reaches %.0f%% of the device%s\n",
 			    k, target * 100, scaled < (double)peak_alloc ? "" :
 			    " (an upper bound: without step samples all allocated memory is taken to scale with the batch)");
+		tm_add_peak(&ev, c, keys[s].pid, keys[s].dev);
 		{
 			struct interval w = { t0, t1 > t0 ? t1 : t0 + 1 };
 			az_add(c, "memory-headroom", SEV_INFO, 0, "Device memory has room for a larger batch",

@@ -316,7 +316,8 @@ static void dump_one(struct dump_ctx *d, unsigned type, size_t i)
 	case TRACE_EV_OOM: {
 		const struct trace_oom *x = &m->ooms.v[i];
 		t(d, x->time, "oom");
-		strbuf_addf(sb, " pid=%u device=%u requested=%" PRIu64, x->pid, x->device, x->requested);
+		strbuf_addf(sb, " pid=%u device=%u kind=%s requested=%" PRIu64, x->pid, x->device,
+			    (x->flags & TRACE_OOM_PEAK) ? "peak" : "oom", x->requested);
 		if (x->flags & TRACE_OOM_HAS_DEVICE_FREE)
 			strbuf_addf(sb, " free=%" PRIu64 " total=%" PRIu64, x->device_free, x->device_total);
 		else

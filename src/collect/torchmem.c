@@ -166,8 +166,9 @@ static int oom(uint32_t device, const uint64_t *vals, uint32_t n, const uint64_t
 	r->detail_id = detail_id;
 	r->flags = flags;
 	cl_commit();
-	/* an OOM is often followed by the program's death: keep it on disk now */
-	cl_flush_all();
+	/* an OOM is often followed by the program's death: keep it on disk now (not a peak's snapshot) */
+	if (!(flags & TRACE_OOM_PEAK))
+		cl_flush_all();
 	return 1;
 }
 

@@ -108,6 +108,8 @@ static int torchmem_run(const struct model *m, const struct stats_opts *o,
 	for (size_t i = 0; i < m->ooms.n; i++) {
 		if (f && !stats_filter_pass(f, m->ooms.v[i].time, m->ooms.v[i].time))
 			continue;
+		if (m->ooms.v[i].flags & TRACE_OOM_PEAK)
+			continue; /* a peak's snapshot, not an out-of-memory */
 		if (!nooms++)
 			first_oom = &m->ooms.v[i];
 	}

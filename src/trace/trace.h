@@ -572,6 +572,13 @@ enum trace_oom_flags {
 	TRACE_OOM_HAS_STATS = 1u << 1,        /* allocated, reserved, inactive_split */
 	TRACE_OOM_HAS_BLOCKS = 1u << 2,       /* blocks[], largest_free (memory_snapshot()) */
 	TRACE_OOM_HAS_HISTORY = 1u << 3,      /* detail_id names allocations with their stacks */
+	/*
+	 * Not an out-of-memory: the allocator's state at a new high of
+	 * allocated memory, taken by the hook under --torch-memory-history so
+	 * that the peak's largest live allocations are named with their
+	 * stacks; requested is 0.  Readers that count OOMs skip these.
+	 */
+	TRACE_OOM_PEAK = 1u << 4,
 };
 
 /*

@@ -7,7 +7,9 @@
 #  3. the hook's cost: the time of one sample of every device in use, against
 #     the loop's step time (at most 0.5% for the step samples the default
 #     GPUSCOPE_TORCH_MEM_STEP_BUDGET allows plus the periodic ones), and the step time with the hook against GPUSCOPE_TORCH_MEM=0
-#     (printed, not asserted: two runs differ by more than the hook costs).
+#     (printed, not asserted: two runs differ by more than the hook costs);
+#  4. --torch-memory-history's peak snapshots name allocations with the
+#     program's stacks and are not counted as OOMs (step time printed).
 . "$(dirname "$0")/lib.sh"
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || { echo "SKIP: no torch with CUDA"; exit 77; }
 
@@ -90,6 +92,17 @@ run on 200
 GPUSCOPE_TORCH_MEM=0 run off 200
 echo "step time with the hook $(sed -n 's/^step_ms //p' "$WORK/on.out") ms, without $(sed -n 's/^step_ms //p' "$WORK/off.out") ms"
 [ "$("$GPUSCOPE" dump --type torch_mem "$WORK/off.gpuscope" | wc -l)" = 0 ] || fail "samples with GPUSCOPE_TORCH_MEM=0"
+# 4. --torch-memory-history: peak snapshots (at new highs of allocated memory, from 64 MiB on)
+# name the largest live allocations with the program's own stacks; not counted as OOMs
+timeout 300 "$GPUSCOPE" profile -o "$WORK/hist" --force --trace=nvtx,osrt --torch-memory-history -- \
+	python3 "$WORK/mem_prog.py" 200 >"$WORK/hist.out" 2>"$WORK/hist.err" || die "profile hist: $(tail -5 "$WORK/hist.err")"
+"$GPUSCOPE" dump --type oom "$WORK/hist.gpuscope" | grep ' kind=peak ' >"$WORK/peaks.txt"
+[ -s "$WORK/peaks.txt" ] || fail "no peak snapshot with --torch-memory-history"
+grep -q 'mem_prog.py:' "$WORK/peaks.txt" || fail "peak snapshots without the program's stacks: $(head -c 600 "$WORK/peaks.txt")"
+"$GPUSCOPE" stats --report torch_mem_sum "$WORK/hist.gpuscope" 2>&1 | grep -q 'out-of-memory event' &&
+	fail "peak snapshots counted as out-of-memory events"
+echo "peak snapshots: $(wc -l <"$WORK/peaks.txt"); step time with the history $(sed -n 's/^step_ms //p' "$WORK/hist.out") ms" \
+	"(without it $(sed -n 's/^step_ms //p' "$WORK/on.out") ms)"
 REPORT="$WORK/mem.gpuscope"
 keep torchmem
 finish

@@ -25,17 +25,21 @@ o.argtypes = [ctypes.c_uint32, ctypes.POINTER(u64), ctypes.c_uint32, ctypes.POIN
 ov = (u64 * 7)(52428800, 1048576, 85899345920, 80000000000, 85000000000, 3000000000, 20971520)
 blocks = (u64 * 3)(40000000000, 20000000000, 1000)
 print("oom", o(1, ov, 7, blocks, 3, b"40000000000 allocated train.py:12:forward", 15))
+# a peak snapshot (flag 16): not an out-of-memory, requested 0
+pv = (u64 * 7)(0, 1048576, 85899345920, 70000000000, 75000000000, 1000, 0)
+print("peak", o(1, pv, 7, blocks, 2, b"40000000000 allocated train.py:12:forward", 16 | 11))
 print("bad", f(0, 1, 0, None, 3, 0))
 PY
 profile -o rec --trace=osrt -- "$PY" rec.py >out 2>err
 expect_eq "$rc" 0 "status of the ctypes program"
-expect_eq "$(tr '\n' ' ' <out)" "abi 1 full 1 part 1 oom 1 bad -1 " "entry points' answers"
+expect_eq "$(tr '\n' ' ' <out)" "abi 1 full 1 part 1 oom 1 peak 1 bad -1 " "entry points' answers"
 
 "$GPUSCOPE" dump --type torch_mem,oom rec.gpuscope | cut -d' ' -f2- >dump
 cat >expect <<'EOF2'
 torch_mem pid=PID device=1 kind=step allocated=1000 reserved=4000 active=1500 inactive_split=900 allocated_peak=2000 reserved_peak=5000 allocs=70 frees=30 retries=2 ooms=1 segments=6 step=7
 torch_mem pid=PID device=0 kind=periodic allocated=111 reserved=222 active=- inactive_split=- allocated_peak=- reserved_peak=- allocs=- frees=- retries=- ooms=- segments=- step=-
-oom pid=PID device=1 requested=52428800 free=1048576 total=85899345920 allocated=80000000000 reserved=85000000000 inactive_split=3000000000 largest_free=20971520 blocks=40000000000,20000000000,1000 detail="40000000000 allocated train.py:12:forward"
+oom pid=PID device=1 kind=oom requested=52428800 free=1048576 total=85899345920 allocated=80000000000 reserved=85000000000 inactive_split=3000000000 largest_free=20971520 blocks=40000000000,20000000000,1000 detail="40000000000 allocated train.py:12:forward"
+oom pid=PID device=1 kind=peak requested=0 free=1048576 total=85899345920 allocated=70000000000 reserved=75000000000 inactive_split=1000 largest_free=- blocks=- detail="40000000000 allocated train.py:12:forward"
 EOF2
 sed -i 's/pid=[0-9]*/pid=PID/' dump
 diff -u expect dump || fail "dumped records differ from what the program passed"

@@ -61,6 +61,13 @@ _ABI = 1
 _TM_PERIODIC, _TM_STEP, _TM_PEAK = 1, 2, 3
 _HAS_ACTIVE, _HAS_COUNTS, _HAS_PEAKS, _HAS_RESERVED = 1, 2, 4, 8
 _OOM_HAS_DEVICE_FREE, _OOM_HAS_STATS, _OOM_HAS_BLOCKS, _OOM_HAS_HISTORY = 1, 2, 4, 8
+_OOM_PEAK = 16
+# Peak snapshots (--torch-memory-history): at a new high of allocated memory
+# at least _PEAK_STEP above the last snapshot's (so at most about 48 from
+# 1 GiB to 100 GiB), once at least GPUSCOPE_TORCH_MEM_PEAK_MIN_MB (default
+# 64) is allocated (smaller states are not worth naming), taken by the
+# periodic thread, never inside a step.
+_PEAK_STEP = 1.1
 _OOM_BLOCKS = 8
 
 
@@ -79,6 +86,11 @@ class _Recorder(object):
         self.step_hook = False
         self.unused = set()
         self.history = _os.environ.get("GPUSCOPE_TORCH_MEMORY_HISTORY") == "1"
+        self.peak_next = {}         # device -> allocated bytes that make the next peak snapshot
+        try:
+            self.peak_min = int(float(_os.environ.get("GPUSCOPE_TORCH_MEM_PEAK_MIN_MB", "64")) * (1 << 20))
+        except ValueError:
+            self.peak_min = 64 << 20
         try:
             ms = float(_os.environ.get("GPUSCOPE_TORCH_MEM_MS", "100"))
         except ValueError:
@@ -109,6 +121,8 @@ class _Recorder(object):
         self.vals = (u64 * 11)()
         self.ovals = (u64 * 7)()
         self.blocks = (u64 * _OOM_BLOCKS)()
+        self.pvals = (u64 * 7)()    # the periodic thread's own, for peak snapshots
+        self.pblocks = (u64 * _OOM_BLOCKS)()
         lib.gpuscope_torch_mem_sample.argtypes = [
             ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int64,
             ctypes.POINTER(u64), ctypes.c_uint32, ctypes.c_uint32]
@@ -185,6 +199,9 @@ class _Recorder(object):
         self.unused.discard(dev)
         self.lib.gpuscope_torch_mem_sample(dev, kind, self.steps if self.step_hook else -1,
                                            v, 11, flags)
+        if self.history and kind == _TM_PERIODIC and v[0] >= self.peak_next.get(dev, self.peak_min):
+            self.peak_next[dev] = int(v[0] * _PEAK_STEP)
+            self._peak(dev, v)
 
     # -- out of memory --------------------------------------------------
 
@@ -212,9 +229,22 @@ class _Recorder(object):
             flags |= _OOM_HAS_STATS
         except Exception:
             pass
-        sizes, lines, largest_free = [], [], 0
+        sizes, text, largest_free, fl = self._largest(dev)
+        flags |= fl
+        ov[6] = largest_free
+        n = min(len(sizes), _OOM_BLOCKS)
+        for i in range(n):
+            self.blocks[i] = sizes[i]
+        self.lib.gpuscope_torch_oom(dev, ov, 7, self.blocks, n, text, flags)
+        self.sample(_TM_PEAK, [dev])
+
+    def _largest(self, dev):
+        """The largest segments and allocated blocks of @dev from
+        memory_snapshot(): (block sizes largest first, the detail text or
+        None, the largest free block, flags); stacks with the history."""
+        sizes, lines, largest_free, flags = [], [], 0, 0
         try:
-            snap = t.cuda.memory_snapshot()
+            snap = self.torch.cuda.memory_snapshot()
             flags |= _OOM_HAS_BLOCKS
             for seg in snap:
                 if seg.get("device", dev) != dev:
@@ -230,18 +260,33 @@ class _Recorder(object):
                         lines.append((size, "allocated", _frames(b)))
         except Exception:
             pass
-        ov[6] = largest_free
         sizes.sort(reverse=True)
-        n = min(len(sizes), _OOM_BLOCKS)
-        for i in range(n):
-            self.blocks[i] = sizes[i]
         lines.sort(key=lambda x: -x[0])
         text = "\n".join(("%d %s %s" % ln).rstrip() for ln in lines[:16])
         if self.history and any(ln[2] for ln in lines[:16]):
             flags |= _OOM_HAS_HISTORY
-        self.lib.gpuscope_torch_oom(dev, ov, 7, self.blocks, n,
-                                    text.encode("utf-8", "replace") or None, flags)
-        self.sample(_TM_PEAK, [dev])
+        return sizes, text.encode("utf-8", "replace") or None, largest_free, flags
+
+    def _peak(self, dev, v):
+        """A snapshot at a new high of allocated memory (--torch-memory-history):
+        the peak's largest live allocations with their stacks, recorded as an
+        OOM record flagged peak (requested 0)."""
+        flags = _OOM_HAS_STATS | _OOM_PEAK
+        ov = self.pvals
+        ov[0], ov[1], ov[2] = 0, 0, 0
+        try:
+            free, total = self.torch.cuda.mem_get_info(dev)
+            ov[1], ov[2] = max(int(free), 0), max(int(total), 0)
+            flags |= _OOM_HAS_DEVICE_FREE
+        except Exception:
+            pass
+        ov[3], ov[4], ov[5] = v[0], v[1], v[3]
+        sizes, text, largest_free, fl = self._largest(dev)
+        ov[6] = largest_free
+        n = min(len(sizes), _OOM_BLOCKS)
+        for i in range(n):
+            self.pblocks[i] = sizes[i]
+        self.lib.gpuscope_torch_oom(dev, ov, 7, self.pblocks, n, text, flags | fl)
 
     # -- start-up, steps, exit ------------------------------------------
 
