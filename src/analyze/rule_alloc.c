@@ -9,8 +9,82 @@
  * that drained the GPU) selects the finding; its gain is the replay's with
  * the allocations served from a cache: allocation and free calls cost
  * nothing and a free no longer waits for the GPU.
+ *
+ * PyTorch's own view joins it (torch_view()): the caching allocator's
+ * samples in the steady state say why a PyTorch program calls cudaMalloc
+ * and cudaFree at all, and the fix follows that cause.
  */
 #include "internal.h"
+
+#include <string.h>
+
+enum torch_cause { TC_NONE, TC_RETRIES, TC_EMPTIED, TC_NO_CACHE };
+
+/*
+ * torch_view - the allocator's samples of the first process and device in
+ * the steady state, as evidence and a cause:
+ *  - retries: num_alloc_retries rose: cudaMalloc failed, the allocator
+ *    freed its cache and allocated again (memory near full);
+ *  - no cache: reserved equal to allocated in every sample with anything
+ *    allocated: the cache is off (PYTORCH_NO_CUDA_MEMORY_CACHING=1), every
+ *    tensor is its own cudaMalloc (and reserved falls with every free);
+ *  - emptied: otherwise reserved memory fell between samples at least
+ *    twice: only releasing the cache does that (torch.cuda.empty_cache();
+ *    once can be a phase change).
+ */
+static enum torch_cause torch_view(const struct az_ctx *c, uint64_t steady, struct strbuf *ev)
+{
+	const struct model *m = c->m;
+	const struct trace_torch_mem *first = NULL, *prev = NULL;
+	size_t n = 0, falls = 0, equal = 0, with = 0;
+	uint32_t pid = 0, dev = 0;
+	char b1[64];
+
+	for (size_t i = 0; i < m->torch_mem.n; i++) {
+		const struct trace_torch_mem *x = &m->torch_mem.v[i];
+		if (x->time < steady || !az_in_win(c, x->time) || !(x->flags & TRACE_TM_HAS_RESERVED) ||
+		    x->kind == TRACE_TM_PEAK)
+			continue; /* the exit sample: everything freed then, cache or not */
+		if (!first) {
+			first = x;
+			pid = x->pid;
+			dev = x->device;
+		}
+		if (x->pid != pid || x->device != dev)
+			continue;
+		n++;
+		if (prev && x->reserved < prev->reserved)
+			falls++;
+		if (x->allocated) {
+			with++;
+			equal += x->reserved == x->allocated;
+		}
+		prev = x;
+	}
+	if (n < 2)
+		return TC_NONE;
+	strbuf_addf(ev, "PyTorch's allocator (device %u, pid %u, %zu samples in the steady state): reserved %s at the "
+		    "last", dev, pid, n, fmt_bytes(b1, sizeof(b1), (double)prev->reserved));
+	if ((first->flags & prev->flags & TRACE_TM_HAS_COUNTS) && prev->retries > first->retries) {
+		strbuf_addf(ev, "; %u allocation retries (cudaMalloc failed, the cache was freed and the allocation "
+			    "retried)\n", prev->retries - first->retries);
+		return TC_RETRIES;
+	}
+	/* before the falls: without a cache reserved falls with every free */
+	if (with >= 2 && equal == with) {
+		strbuf_addstr(ev, "; reserved equal to allocated in every sample: the cache is off "
+			      "(PYTORCH_NO_CUDA_MEMORY_CACHING=1), every tensor is a cudaMalloc\n");
+		return TC_NO_CACHE;
+	}
+	if (falls >= 2) {
+		strbuf_addf(ev, "; reserved memory fell %zu times between samples: the cache was emptied and refilled "
+			    "(torch.cuda.empty_cache())\n", falls);
+		return TC_EMPTIED;
+	}
+	strbuf_addstr(ev, "; no retries, no emptied cache: the allocations are the program's own (cudaMalloc "
+		      "outside PyTorch, or ever-changing tensor shapes)\n");
+	return TC_NONE;
+}
 
 /* Replay hook: allocations served from a cache. */
 static uint64_t cached_call(void *ctx, const struct az_ctx *c, const struct az_replay *rp, uint32_t node,
@@ -40,6 +114,8 @@ void rule_alloc(struct az_ctx *c, const struct az_rule *self)
 	int t;
 	uint64_t saved = 0;
 	struct finding *f;
+	enum torch_cause tc;
+	const char *fix;
 
 	if (!c->wall_ns)
 		return;
@@ -107,6 +183,30 @@ void rule_alloc(struct az_ctx *c, const struct az_rule *self)
 		static const int cs[] = { CAUSE_ALLOC };
 		az_steps_line(c, cs, 1, &ev);
 	}
+	tc = torch_view(c, steady, &ev);
+	switch (tc) {
+	case TC_RETRIES:
+		fix = "The allocator runs out of cached memory and retries (freeing its cache, a synchronising "
+		      "cudaFree, then cudaMalloc again): leave headroom (smaller micro-batch with gradient accumulation, "
+		      "activation checkpointing) or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation";
+		break;
+	case TC_EMPTIED:
+		fix = "Remove torch.cuda.empty_cache() from the loop: it hands the cache back to CUDA, so the next step "
+		      "allocates it again with cudaMalloc (call it, if at all, once between phases)";
+		break;
+	case TC_NO_CACHE:
+		fix = "Unset PYTORCH_NO_CUDA_MEMORY_CACHING: with the caching allocator off every tensor is a cudaMalloc "
+		      "and a synchronising cudaFree";
+		break;
+	default:
+		fix = c->pytorch
+		      ? "PyTorch's caching allocator normally hides cudaMalloc/cudaFree: remove torch.cuda.empty_cache() "
+			"from the loop, unset PYTORCH_NO_CUDA_MEMORY_CACHING, avoid ever-changing tensor shapes (pad or bucket "
+			"them), and try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation"
+		      : "Allocate buffers once before the loop and reuse them, or use stream-ordered allocation "
+			"(cudaMallocAsync/cudaFreeAsync with a memory pool whose release threshold keeps memory cached)";
+		break;
+	}
 	for (int k = 0; k < 3; k++)
 		if (c->cause[CAUSE_ALLOC].big[k].end > c->cause[CAUSE_ALLOC].big[k].start)
 			where[nw++] = c->cause[CAUSE_ALLOC].big[k];
@@ -115,14 +215,7 @@ void rule_alloc(struct az_ctx *c, const struct az_rule *self)
 	       "the replay's saving with the allocations served from a cache (allocation and free calls free of cost, "
 	       "no free waiting for the GPU), divided by the analysed GPU time; without a graph, the GPU idle time while "
 	       "the launching thread was inside allocation/free calls or right after a free that drained the GPU",
-	       ev.buf,
-	       c->pytorch
-	       ? "PyTorch's caching allocator normally hides cudaMalloc/cudaFree: remove torch.cuda.empty_cache() from the "
-		 "loop, unset PYTORCH_NO_CUDA_MEMORY_CACHING, avoid ever-changing tensor shapes (pad or bucket them), and "
-		 "try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation"
-	       : "Allocate buffers once before the loop and reuse them, or use stream-ordered allocation "
-		 "(cudaMallocAsync/cudaFreeAsync with a memory pool whose release threshold keeps memory cached)",
-	       where, nw);
+	       ev.buf, fix, where, nw);
 	az_replay_finding(c, f, "the allocations served from a cache", saved);
 	strbuf_release(&ev);
 }

@@ -363,6 +363,68 @@ static void test_layout(void)
 	CHECK(trace_event_type_by_name("oom") == TRACE_EV_OOM);
 }
 
+/*
+ * allocation-churn with PyTorch's view: 40 steps of cudaMalloc (1 ms), a 5 ms
+ * kernel and a cudaFree that waits for it (the GPU idles through the free
+ * and the next malloc), and an allocator sample at each step's start and
+ * end.  @cause: 0 the cache emptied at each step's end (reserved falls),
+ * 1 caching off (reserved equal to allocated), 2 retries rising.
+ */
+static int write_churn(const char *path, int cause)
+{
+	struct synth s;
+	uint64_t t = T0;
+
+	if (synth_open(&s, path, PID, "python3 train.py") < 0)
+		return -1;
+	synth_thread(&s, PID, "python3");
+	synth_device(&s, 0, 132, CAP, 1980);
+	for (int i = 0; i < 40; i++) {
+		uint64_t a = 2 * GIB, r = cause == 1 ? a : 4 * GIB;
+		uint32_t retries = cause == 2 ? (uint32_t)i : 0;
+		synth_api(&s, PID, "cudaMalloc", t, t + 1 * MS);
+		synth_memory(&s, t + 1 * MS, TRACE_MEM_ALLOC, 0x7f0000000000ull, 256ull << 20);
+		sample(&s, t + 1 * MS + 2000, TRACE_TM_PERIODIC, i, a, r, 0, retries, 4);
+		synth_kernel(&s, PID, t + 1 * MS, t + 1 * MS + 5000, t + 1 * MS + 10000, t + 6 * MS + 10000, &K);
+		synth_api(&s, PID, "cudaFree", t + 1 * MS + 20000, t + 6 * MS + 30000);
+		synth_memory(&s, t + 6 * MS + 30000, TRACE_MEM_FREE, 0x7f0000000000ull, 256ull << 20);
+		/* after the free: emptied, the cache is handed back (reserved falls to what stays) */
+		sample(&s, t + 6 * MS + 40000, TRACE_TM_PERIODIC, i, cause == 1 ? GIB : a,
+		       cause == 0 ? 2 * GIB : cause == 1 ? GIB : r, 0, retries, 4);
+		t += 6 * MS + 50000;
+	}
+	return synth_close(&s);
+}
+
+static void test_alloc_churn_torch(void)
+{
+	static const char *const why[] = { "reserved memory fell", "the cache is off",
+					   "allocation retries (cudaMalloc failed" };
+	static const char *const fix[] = { "Remove torch.cuda.empty_cache() from the loop",
+					   "Unset PYTORCH_NO_CUDA_MEMORY_CACHING", "leave headroom" };
+	static const struct analyze_opts none;
+
+	for (int cause = 0; cause < 3; cause++) {
+		struct model m;
+		struct analyze_result r;
+		const struct finding *f;
+		const char *p = tmp("churn.gpuscope");
+
+		CHECK_EQ_I64(write_churn(p, cause), 0);
+		model_init(&m);
+		CHECK_EQ_I64(model_load_report(&m, p), 0);
+		CHECK_EQ_I64(analyze_run(&m, &none, &r), 0);
+		f = find(&r, "allocation-churn");
+		CHECK(f != NULL);
+		if (f) {
+			CHECK_CONTAINS(f->evidence, "PyTorch's allocator (device 0, pid 4242,");
+			CHECK_CONTAINS(f->evidence, why[cause]);
+			CHECK_CONTAINS(f->recommendation, fix[cause]);
+		}
+		done(&m, &r);
+	}
+}
+
 static const struct gstest tests[] = {
 	GSTEST(test_model_loads),
 	GSTEST(test_steady_headroom),
@@ -371,6 +433,7 @@ static const struct gstest tests[] = {
 	GSTEST(test_fragmentation),
 	GSTEST(test_oom),
 	GSTEST(test_layout),
+	GSTEST(test_alloc_churn_torch),
 	{ 0 },
 };
 
