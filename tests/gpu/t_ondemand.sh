@@ -8,7 +8,8 @@
 #  3. the idle cost: the loop's median step time under --on-demand (never
 #     triggered) against the same loop unprofiled, three runs each,
 #     alternating; the issue's target is +0.5% (printed and asserted
-#     loosely: a shared GPU machine's run-to-run spread is of that order).
+#     loosely: a shared GPU machine's run-to-run spread is of that order);
+#  4. the cost inside a capture against a normal profile (the same expected).
 # Not run in CI (no GPU there).
 . "$(dirname "$0")/lib.sh"
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || { echo "SKIP: no torch with CUDA"; exit 77; }
@@ -79,6 +80,27 @@ p=$(med "$WORK/plain"); i=$(med "$WORK/idle")
 pct=$(awk -v a="$i" -v b="$p" 'BEGIN { printf "%.2f", (a - b) / b * 100 }')
 echo "idle cost: step $p ms unprofiled, $i ms on demand (idle): ${pct}% (target <= 0.5%)"
 awk -v x="$pct" 'BEGIN { exit !(x <= 3) }' || fail "idle cost ${pct}% above 3% (target 0.5%)"
+
+# 4: the cost during a capture against a normal profile of the same loop, alternating: a capture
+# triggered as soon as the collector is listed (before the loop's first step: torch and CUDA take
+# seconds to start) spans every step; the issue asks for the same cost as a normal profile
+: >"$WORK/normal"; : >"$WORK/capt"
+for _ in 1 2 3; do
+  rm -f "$WORK/n.gpuscope"
+  "$GPUSCOPE" profile -o "$WORK/n" -- python3 "$WORK/od_prog.py" 8 2>/dev/null |
+    awk '/^step_ms/ { print $2 }' >>"$WORK/normal"
+  rm -f "$WORK/c.gpuscope"
+  "$GPUSCOPE" profile --on-demand -o "$WORK/c" -- python3 "$WORK/od_prog.py" 8 >"$WORK/c.out" 2>/dev/null &
+  cprof=$!
+  for _ in $(seq 200); do [ -n "$("$GPUSCOPE" capture --list 2>/dev/null)" ] && break; sleep 0.1; done
+  "$GPUSCOPE" capture --duration 60 c >/dev/null 2>&1 || fail "capture for the cost run"
+  wait "$cprof" || true
+  awk '/^step_ms/ { print $2 }' "$WORK/c.out" >>"$WORK/capt"
+done
+n=$(med "$WORK/normal"); k=$(med "$WORK/capt")
+cpct=$(awk -v a="$k" -v b="$n" 'BEGIN { printf "%.2f", (a - b) / b * 100 }')
+echo "capture cost: step $n ms in a normal profile, $k ms inside a capture: ${cpct}% (the same is the target)"
+awk -v x="$cpct" 'BEGIN { exit !(x <= 3 && x >= -3) }' || fail "a capture costs ${cpct}% more than a normal profile"
 
 [ "$failures" = 0 ] && echo ok
 exit $((failures > 0))
