@@ -988,15 +988,20 @@ static int load_report(struct model *m, const char *path, const struct model_sin
 	if (sink && sink->strings)
 		sink->strings(sink->ctx, (const struct model_strmap *)&l);
 	trace_reader_close(&r);
-	model_finish(m);
-	if (sink) {
-		m->has |= l.sunk_has;
-		if (l.sunk_min && (!m->t_min || l.sunk_min < m->t_min))
-			m->t_min = l.sunk_min;
-		if (l.sunk_max > m->t_max)
-			m->t_max = l.sunk_max;
+	/* the loader's side tables go before model_finish() sorts and shrinks the model's */
+	{
+		unsigned has = l.sunk_has;
+		uint64_t lo = l.sunk_min, hi = l.sunk_max;
+		loader_release(&l);
+		model_finish(m);
+		if (sink) {
+			m->has |= has;
+			if (lo && (!m->t_min || lo < m->t_min))
+				m->t_min = lo;
+			if (hi > m->t_max)
+				m->t_max = hi;
+		}
 	}
-	loader_release(&l);
 	return 0;
 }
 
@@ -1440,6 +1445,44 @@ static void unify_devices(struct model *m)
 	free(cuda_pids);
 }
 
+/*
+ * Tables grow by half (ALLOC_GROW) while a report loads, so up to a third
+ * of a big table is slack when the load ends; what runs after (analyze's
+ * own tables) would sit on top of it.  Give back slack above
+ * SHRINK_MIN_SLACK bytes: for the big tables glibc's realloc shrinks an
+ * mmapped block in place (mremap), so this costs no copy.  A later push
+ * grows the table again as before (alloc is kept equal to n).
+ */
+#define SHRINK_MIN_SLACK (64u << 10)
+#define SHRINK_TABLE(t)                                                          \
+	do {                                                                     \
+		if ((t).n && ((t).alloc - (t).n) * sizeof((t).v[0]) > SHRINK_MIN_SLACK) { \
+			(t).v = xrealloc((t).v, (t).n * sizeof((t).v[0]));       \
+			(t).alloc = (t).n;                                       \
+		}                                                                \
+	} while (0)
+
+static void shrink_tables(struct model *m)
+{
+	SHRINK_TABLE(m->nvtx);
+	SHRINK_TABLE(m->marks);
+	SHRINK_TABLE(m->names);
+	SHRINK_TABLE(m->osrt);
+	SHRINK_TABLE(m->cpu);
+	SHRINK_TABLE(m->api);
+	SHRINK_TABLE(m->kernels);
+	SHRINK_TABLE(m->memcpys);
+	SHRINK_TABLE(m->memsets);
+	SHRINK_TABLE(m->syncs);
+	SHRINK_TABLE(m->memory);
+	SHRINK_TABLE(m->metrics);
+	SHRINK_TABLE(m->captures);
+	SHRINK_TABLE(m->kmetrics);
+	SHRINK_TABLE(m->torch_mem);
+	SHRINK_TABLE(m->ooms);
+	SHRINK_TABLE(m->threads);
+}
+
 void model_finish(struct model *m)
 {
 	size_t nthreads = m->threads.n;
@@ -1530,6 +1573,7 @@ void model_finish(struct model *m)
 		m->has |= MODEL_HAS_KMETRICS | MODEL_HAS_CUDA;
 	if (m->torch_mem.n || m->ooms.n)
 		m->has |= MODEL_HAS_TORCH_MEM;
+	shrink_tables(m);
 }
 
 #define CLIP_TABLE(t, a_start, a_end)                                        \
