@@ -958,6 +958,9 @@ static int load_report(struct model *m, const char *path, const struct model_sin
 		trace_reader_close(&r);
 		return -1;
 	}
+	/* the chunks after the last one loaded (the index, skipped ones) are done too */
+	if (sink && sink->progress)
+		sink->progress(sink->ctx, r.file_size, r.file_size);
 	loader_finish(&l);
 	for (size_t i = 0; i < m->procs.n; i++) {
 		uint32_t s = m->procs.v[i].stream;
