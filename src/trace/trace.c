@@ -649,99 +649,97 @@ static int64_t resync(struct trace_reader *r, uint64_t from)
  */
 static int read_chunk(struct trace_reader *r, struct trace_chunk *c)
 {
-	{
-		struct trace_chunk_header h;
-		size_t n;
+	struct trace_chunk_header h;
+	size_t n;
 
-		if (fseeko(r->f, (off_t)r->offset, SEEK_SET) < 0)
-			return error("cannot read report '%s': %s", r->path, strerror(errno));
-		n = reader_fread(r, &h, sizeof(h));
-		if (n == 0)
-			return 0;
-		if (n < sizeof(h)) {
-			r->truncated = 1;
-			r->bytes_skipped += n;
-			note_problem(r, "chunk at byte %llu truncated", (unsigned long long)r->offset);
-			return 0;
-		}
-		if (!chunk_header_ok(&h)) {
-			int64_t next = resync(r, r->offset + 1);
-			r->chunks_bad++;
-			note_problem(r, "corrupt chunk header at byte %llu",
-				     (unsigned long long)r->offset);
-			if (next < 0) {
-				r->bytes_skipped += r->file_size - r->offset;
-				return 0;
-			}
-			r->bytes_skipped += (uint64_t)next - r->offset;
-			r->offset = (uint64_t)next;
-			return 2;
-		}
-		if (r->offset + sizeof(h) + h.stored_size > r->file_size) {
-			r->truncated = 1;
+	if (fseeko(r->f, (off_t)r->offset, SEEK_SET) < 0)
+		return error("cannot read report '%s': %s", r->path, strerror(errno));
+	n = reader_fread(r, &h, sizeof(h));
+	if (n == 0)
+		return 0;
+	if (n < sizeof(h)) {
+		r->truncated = 1;
+		r->bytes_skipped += n;
+		note_problem(r, "chunk at byte %llu truncated", (unsigned long long)r->offset);
+		return 0;
+	}
+	if (!chunk_header_ok(&h)) {
+		int64_t next = resync(r, r->offset + 1);
+		r->chunks_bad++;
+		note_problem(r, "corrupt chunk header at byte %llu",
+			     (unsigned long long)r->offset);
+		if (next < 0) {
 			r->bytes_skipped += r->file_size - r->offset;
-			note_problem(r, "chunk at byte %llu truncated (%u of %u payload bytes)",
-				     (unsigned long long)r->offset,
-				     (unsigned)(r->file_size - r->offset - sizeof(h)),
-				     h.stored_size);
 			return 0;
 		}
-		if (h.stored_size > r->stored_cap) {
-			free(r->stored);
-			r->stored_cap = h.stored_size;
-			r->stored = xmalloc(r->stored_cap);
+		r->bytes_skipped += (uint64_t)next - r->offset;
+		r->offset = (uint64_t)next;
+		return 2;
+	}
+	if (r->offset + sizeof(h) + h.stored_size > r->file_size) {
+		r->truncated = 1;
+		r->bytes_skipped += r->file_size - r->offset;
+		note_problem(r, "chunk at byte %llu truncated (%u of %u payload bytes)",
+			     (unsigned long long)r->offset,
+			     (unsigned)(r->file_size - r->offset - sizeof(h)),
+			     h.stored_size);
+		return 0;
+	}
+	if (h.stored_size > r->stored_cap) {
+		free(r->stored);
+		r->stored_cap = h.stored_size;
+		r->stored = xmalloc(r->stored_cap);
+	}
+	if (reader_fread(r, r->stored, h.stored_size) != h.stored_size)
+		return error("cannot read report '%s': %s", r->path,
+			     ferror(r->f) ? strerror(errno) : "short read");
+	c->offset = r->offset;
+	r->offset += sizeof(h) + h.stored_size;
+	if (crc32c(0, r->stored, h.stored_size) != h.payload_crc) {
+		r->chunks_bad++;
+		r->bytes_skipped += sizeof(h) + h.stored_size;
+		note_problem(r, "chunk at byte %llu has a bad checksum",
+			     (unsigned long long)c->offset);
+		return 2;
+	}
+	if (h.type == TRACE_CHUNK_INDEX)
+		return 2; /* read by trace_reader_index(), not a chunk of data */
+	if (h.type != TRACE_CHUNK_EVENTS && h.type != TRACE_CHUNK_STREAM_END) {
+		r->chunks_unknown++;
+		return 2;
+	}
+	if (h.flags & TRACE_CHUNK_ZSTD) {
+		size_t got;
+		if (h.raw_size > r->raw_cap) {
+			free(r->raw);
+			r->raw_cap = h.raw_size;
+			r->raw = xmalloc(r->raw_cap);
 		}
-		if (reader_fread(r, r->stored, h.stored_size) != h.stored_size)
-			return error("cannot read report '%s': %s", r->path,
-				     ferror(r->f) ? strerror(errno) : "short read");
-		c->offset = r->offset;
-		r->offset += sizeof(h) + h.stored_size;
-		if (crc32c(0, r->stored, h.stored_size) != h.payload_crc) {
+		if (!r->dctx)
+			r->dctx = ZSTD_createDCtx();
+		got = ZSTD_decompressDCtx(r->dctx, r->raw, h.raw_size, r->stored,
+					  h.stored_size);
+		if (ZSTD_isError(got) || got != h.raw_size) {
 			r->chunks_bad++;
 			r->bytes_skipped += sizeof(h) + h.stored_size;
-			note_problem(r, "chunk at byte %llu has a bad checksum",
+			note_problem(r, "chunk at byte %llu does not decompress",
 				     (unsigned long long)c->offset);
 			return 2;
 		}
-		if (h.type == TRACE_CHUNK_INDEX)
-			return 2; /* read by trace_reader_index(), not a chunk of data */
-		if (h.type != TRACE_CHUNK_EVENTS && h.type != TRACE_CHUNK_STREAM_END) {
-			r->chunks_unknown++;
+		c->data = r->raw;
+	} else {
+		if (h.raw_size != h.stored_size) {
+			r->chunks_bad++;
+			note_problem(r, "chunk at byte %llu has inconsistent sizes",
+				     (unsigned long long)c->offset);
 			return 2;
 		}
-		if (h.flags & TRACE_CHUNK_ZSTD) {
-			size_t got;
-			if (h.raw_size > r->raw_cap) {
-				free(r->raw);
-				r->raw_cap = h.raw_size;
-				r->raw = xmalloc(r->raw_cap);
-			}
-			if (!r->dctx)
-				r->dctx = ZSTD_createDCtx();
-			got = ZSTD_decompressDCtx(r->dctx, r->raw, h.raw_size, r->stored,
-						  h.stored_size);
-			if (ZSTD_isError(got) || got != h.raw_size) {
-				r->chunks_bad++;
-				r->bytes_skipped += sizeof(h) + h.stored_size;
-				note_problem(r, "chunk at byte %llu does not decompress",
-					     (unsigned long long)c->offset);
-				return 2;
-			}
-			c->data = r->raw;
-		} else {
-			if (h.raw_size != h.stored_size) {
-				r->chunks_bad++;
-				note_problem(r, "chunk at byte %llu has inconsistent sizes",
-					     (unsigned long long)c->offset);
-				return 2;
-			}
-			c->data = r->stored;
-		}
-		c->hdr = h;
-		c->len = h.raw_size;
-		r->chunks_read++;
-		return 1;
+		c->data = r->stored;
 	}
+	c->hdr = h;
+	c->len = h.raw_size;
+	r->chunks_read++;
+	return 1;
 }
 
 int trace_reader_next(struct trace_reader *r, struct trace_chunk *c)
