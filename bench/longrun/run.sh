@@ -18,9 +18,14 @@
 #   4. `analyze` of the whole big report under the same limit: refused at once
 #      with the one-line error; `analyze` of the whole small report: B/event;
 #   5. `dump` of the small one whole (--slice-events above its events) and in
-#      its default slices, and of the big one in slices (DUMP_BIG=0 skips it:
-#      about 51 passes over the file, 15-25 minutes): peak RSS must follow the
-#      slice, not the report.
+#      its default slices, and of the big one in slices (DUMP_BIG=0 skips it;
+#      each slice decompresses only its chunks, by the chunk index): peak RSS
+#      must follow the slice, not the report;
+#   6. the same 10 s window of a copy of the big report without its chunk
+#      index (the chunks before it: what an older writer wrote), which the
+#      reader scans whole: the cost the index saves (NOINDEX=0 skips it);
+#   7. model_mem (bench/longrun/model_mem.c) on the small report: the
+#      model's tables per event, against `analyze`'s peak RSS in 4.
 # Prints one line per measurement; bench/RESULTS.md ("Long runs") has the
 # figures of a run.
 set -euo pipefail
@@ -33,6 +38,8 @@ mkdir -p "$dir"
 [ -x build/gpuscope ] || bash scripts/build.sh build >/dev/null
 cc -O2 -std=c11 -D_GNU_SOURCE -Isrc bench/stats/gen_report.c build/src/trace/libgs_trace.a \
   build/src/util/libgs_util.a -lzstd -lm -o "$dir/gen_report"
+cc -O2 -std=c11 -D_GNU_SOURCE -Isrc bench/longrun/model_mem.c build/src/model/libgs_model.a \
+  build/src/trace/libgs_trace.a build/src/util/libgs_util.a -lzstd -lm -lpthread -o "$dir/model_mem"
 for n in "$small" "$big"; do
   r="$dir/report-$n.gpuscope"
   if [ ! -s "$r" ]; then
@@ -75,3 +82,15 @@ measure "dump, slices of 2 M events, $small events" build/gpuscope dump "$S"
 if [ "${DUMP_BIG:-1}" != 0 ]; then
   measure "dump, slices of 2 M events, $big events" build/gpuscope dump "$B"
 fi
+if [ "${NOINDEX:-1}" != 0 ]; then
+  # the index chunk's offset is the first 8 bytes of the file's last 16 (docs/report-format.md)
+  off=$(tail -c 16 "$B" | od -An -tu8 -N8 | tr -d ' ')
+  N=$dir/noindex-$big.gpuscope
+  [ -s "$N" ] || head -c "$off" "$B" >"$N"
+  measure "analyze --start 100s --end 110s, $big events, no chunk index (scanned)" \
+    bash -c "$(lim build/gpuscope analyze --start 100s --end 110s "'$N'")"
+  measure "stats --start 100s --end 110s, $big events, no chunk index (scanned)" \
+    build/gpuscope stats --start 100s --end 110s "$N"
+fi
+"$dir/model_mem" "$S"
+rm -f "$dir/out.txt"

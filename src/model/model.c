@@ -283,14 +283,18 @@ static void load_entry(struct loader *l, uint32_t stream, unsigned type, const v
 
 	if (!st)
 		return;
-	/* a NaN or infinity has no place on a time series (and breaks exports) */
+	if (l->sink && l->sink->window_hi && !(type < 32 && (l->sink->window_keep & (1u << type))) &&
+	    outside_window(l->sink, type, rec))
+		return;
+	/*
+	 * A NaN or infinity has no place on a time series (and breaks exports).
+	 * Counted after the window: a windowed load that skips chunks by the
+	 * index (window_want) counts the same samples as one that reads them.
+	 */
 	if (type == TRACE_EV_METRIC && !isfinite(((const struct trace_metric *)rec)->value)) {
 		l->metrics_dropped++;
 		return;
 	}
-	if (l->sink && l->sink->window_hi && !(type < 32 && (l->sink->window_keep & (1u << type))) &&
-	    outside_window(l->sink, type, rec))
-		return;
 	m->events++;
 	if (l->sink && type < 32 && (l->sink->types & (1u << type))) {
 		sink_row(l, stream, type, rec);
@@ -835,7 +839,69 @@ int model_window_fits(const char *path, double share)
 		     fmt_bytes(b2, sizeof(b2), (double)raw), fmt_bytes(b3, sizeof(b3), (double)avail));
 }
 
+/*
+ * The chunk index (trace.h) lets a windowed load skip, unread, the events
+ * chunks none of whose rows the window keeps: a chunk is skipped only when
+ * every entry type it holds is one the window drops (window_types, less the
+ * sink's window_keep) and its extent of timed records [t_lo, t_hi] lies
+ * wholly before window_lo or after window_hi.  outside_window() would then
+ * drop each of its rows, so the load is the same as a scan's, row for row.
+ */
+struct window_want {
+	uint64_t lo, hi;
+	unsigned skippable;        /* entry types a chunk may hold and still be skipped */
+};
+
+/* The record types outside_window() may drop (sink_has and timed_point). */
+static unsigned window_types(void)
+{
+	unsigned mask = 0;
+
+	for (unsigned t = 0; t < TRACE_EV__COUNT && t < 32; t++)
+		if (sink_has[t] || timed_point[t])
+			mask |= 1u << t;
+	/* the index covers these types' times (trace_chunk_summary); never skip what it does not */
+	return mask & trace_index_timed_types();
+}
+
+static int window_want(void *ctx, const struct trace_index_entry *e)
+{
+	const struct window_want *w = ctx;
+
+	if (e->chunk_type != TRACE_CHUNK_EVENTS || !(e->flags & TRACE_IDX_KNOWN) ||
+	    (e->flags & TRACE_IDX_WIDE) || (e->types & ~w->skippable))
+		return 1;
+	return !(e->t_hi < w->lo || e->t_lo > w->hi);
+}
+
+/* Say a damaged index once per report and process, not once per pass over it. */
+static int index_quiet(const char *path)
+{
+	static char last[512];
+	int said = !strcmp(last, path);
+
+	snprintf(last, sizeof(last), "%s", path);
+	return said;
+}
+
+static int load_report(struct model *m, const char *path, const struct model_sink *sink,
+		       int (*want)(void *, const struct trace_index_entry *), void *want_ctx);
+
 int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink)
+{
+	struct window_want ww;
+
+	if (sink && sink->window_hi) {
+		ww.lo = sink->window_lo;
+		ww.hi = sink->window_hi;
+		ww.skippable = window_types() & ~sink->window_keep;
+		return load_report(m, path, sink, window_want, &ww);
+	}
+	return load_report(m, path, sink, NULL, NULL);
+}
+
+static int load_report(struct model *m, const char *path, const struct model_sink *sink,
+		       int (*want)(void *, const struct trace_index_entry *), void *want_ctx)
 {
 	struct trace_reader r;
 	struct trace_chunk c;
@@ -845,6 +911,10 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 
 	if (trace_reader_open(&r, path) < 0)
 		return -1;
+	if (want && trace_reader_index(&r, index_quiet(path)) == 1) {
+		r.want = want;
+		r.want_ctx = want_ctx;
+	}
 	/* a load that stores every row (no types handed on, no window) must fit */
 	if ((!sink || (!sink->types && !sink->window_hi)) && check_memory(&r, path) < 0) {
 		trace_reader_close(&r);
@@ -888,6 +958,9 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 		trace_reader_close(&r);
 		return -1;
 	}
+	/* the chunks after the last one loaded (the index, skipped ones) are done too */
+	if (sink && sink->progress)
+		sink->progress(sink->ctx, r.file_size, r.file_size);
 	loader_finish(&l);
 	for (size_t i = 0; i < m->procs.n; i++) {
 		uint32_t s = m->procs.v[i].stream;
@@ -896,6 +969,7 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 	m->truncated = r.truncated;
 	m->chunks_bad = r.chunks_bad;
 	m->bytes_skipped = r.bytes_skipped;
+	m->chunks_skipped = r.chunks_skipped;
 	if (r.truncated || r.chunks_bad)
 		model_warn(m, "report '%s' is damaged: %s; loaded the %llu whole chunks, "
 			   "skipped %llu bytes", path, r.first_problem,
@@ -917,15 +991,20 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
 	if (sink && sink->strings)
 		sink->strings(sink->ctx, (const struct model_strmap *)&l);
 	trace_reader_close(&r);
-	model_finish(m);
-	if (sink) {
-		m->has |= l.sunk_has;
-		if (l.sunk_min && (!m->t_min || l.sunk_min < m->t_min))
-			m->t_min = l.sunk_min;
-		if (l.sunk_max > m->t_max)
-			m->t_max = l.sunk_max;
+	/* the loader's side tables go before model_finish() sorts and shrinks the model's */
+	{
+		unsigned has = l.sunk_has;
+		uint64_t lo = l.sunk_min, hi = l.sunk_max;
+		loader_release(&l);
+		model_finish(m);
+		if (sink) {
+			m->has |= has;
+			if (lo && (!m->t_min || lo < m->t_min))
+				m->t_min = lo;
+			if (hi > m->t_max)
+				m->t_max = hi;
+		}
 	}
-	loader_release(&l);
 	return 0;
 }
 
@@ -1021,8 +1100,61 @@ static void span_join(struct span_sink *s)
 	}
 }
 
+/*
+ * The span from a chunk index: the least non-zero span_lo and the greatest
+ * span_hi of the events chunks are the span of every row but the ends that
+ * start/end ranges take from their nvtx_end entries.  Those can move t_max
+ * only when some end lies beyond it (end_hi); then only the chunks that
+ * hold open ranges or ends are read, to join them.  Returns 1 when the
+ * index could say (*need_join set when a join is needed), 0 when it cannot
+ * (no valid index, or a chunk the writer could not summarise).
+ */
+static int index_span(const char *path, uint64_t *t_min, uint64_t *t_max, int *need_join)
+{
+	struct trace_reader r;
+	uint64_t lo = 0, hi = 0, ends = 0;
+	int ok;
+
+	if (trace_reader_open(&r, path) < 0)
+		return 0;
+	ok = trace_reader_index(&r, index_quiet(path)) == 1;
+	for (size_t i = 0; ok && i < r.nr_index; i++) {
+		const struct trace_index_entry *e = &r.index[i];
+		if (e->chunk_type != TRACE_CHUNK_EVENTS)
+			continue;
+		if (!(e->flags & TRACE_IDX_KNOWN)) {
+			ok = 0;
+			break;
+		}
+		if (e->span_lo && (!lo || e->span_lo < lo))
+			lo = e->span_lo;
+		if (e->span_hi > hi)
+			hi = e->span_hi;
+		if (e->end_hi > ends)
+			ends = e->end_hi;
+	}
+	trace_reader_close(&r);
+	if (!ok)
+		return 0;
+	*t_min = lo;
+	*t_max = hi;
+	*need_join = ends > hi;
+	return 1;
+}
+
+/* The chunks a join of start/end ranges with their ends needs. */
+static int join_want(void *ctx, const struct trace_index_entry *e)
+{
+	(void)ctx;
+	return e->chunk_type != TRACE_CHUNK_EVENTS || !(e->flags & TRACE_IDX_KNOWN) ||
+	       (e->flags & (TRACE_IDX_OPEN | TRACE_IDX_WIDE)) ||
+	       (e->types & (1u << TRACE_EV_NVTX_END));
+}
+
 int model_report_span(const char *path, uint64_t *t_min, uint64_t *t_max)
 {
+	uint64_t ilo = 0, ihi = 0;
+	int need_join = 1, indexed = index_span(path, &ilo, &ihi, &need_join);
 	struct span_sink ss;
 	struct model_sink sink = {
 		(1u << TRACE_EV_OSRT) | (1u << TRACE_EV_CPU_SAMPLE) | (1u << TRACE_EV_API) |
@@ -1035,9 +1167,14 @@ int model_report_span(const char *path, uint64_t *t_min, uint64_t *t_max)
 	struct model m;
 	int ret;
 
+	if (indexed && !need_join) {
+		*t_min = ilo;
+		*t_max = ihi;
+		return 0;
+	}
 	memset(&ss, 0, sizeof(ss));
 	model_init(&m);
-	ret = model_load_report_sink(&m, path, &sink);
+	ret = load_report(&m, path, &sink, indexed ? join_want : NULL, NULL);
 	if (!ret) {
 		span_join(&ss);
 		*t_min = m.t_min;
@@ -1046,6 +1183,12 @@ int model_report_span(const char *path, uint64_t *t_min, uint64_t *t_max)
 			*t_min = ss.t_min;
 		if (ss.t_max > *t_max)
 			*t_max = ss.t_max;
+		if (indexed) { /* the chunks not read: from the index */
+			if (ilo && (!*t_min || ilo < *t_min))
+				*t_min = ilo;
+			if (ihi > *t_max)
+				*t_max = ihi;
+		}
 	}
 	free(ss.starts.v);
 	free(ss.ends.v);
@@ -1305,6 +1448,44 @@ static void unify_devices(struct model *m)
 	free(cuda_pids);
 }
 
+/*
+ * Tables grow by half (ALLOC_GROW) while a report loads, so up to a third
+ * of a big table is slack when the load ends; what runs after (analyze's
+ * own tables) would sit on top of it.  Give back slack above
+ * SHRINK_MIN_SLACK bytes: for the big tables glibc's realloc shrinks an
+ * mmapped block in place (mremap), so this costs no copy.  A later push
+ * grows the table again as before (alloc is kept equal to n).
+ */
+#define SHRINK_MIN_SLACK (64u << 10)
+#define SHRINK_TABLE(t)                                                          \
+	do {                                                                     \
+		if ((t).n && ((t).alloc - (t).n) * sizeof((t).v[0]) > SHRINK_MIN_SLACK) { \
+			(t).v = xrealloc((t).v, (t).n * sizeof((t).v[0]));       \
+			(t).alloc = (t).n;                                       \
+		}                                                                \
+	} while (0)
+
+static void shrink_tables(struct model *m)
+{
+	SHRINK_TABLE(m->nvtx);
+	SHRINK_TABLE(m->marks);
+	SHRINK_TABLE(m->names);
+	SHRINK_TABLE(m->osrt);
+	SHRINK_TABLE(m->cpu);
+	SHRINK_TABLE(m->api);
+	SHRINK_TABLE(m->kernels);
+	SHRINK_TABLE(m->memcpys);
+	SHRINK_TABLE(m->memsets);
+	SHRINK_TABLE(m->syncs);
+	SHRINK_TABLE(m->memory);
+	SHRINK_TABLE(m->metrics);
+	SHRINK_TABLE(m->captures);
+	SHRINK_TABLE(m->kmetrics);
+	SHRINK_TABLE(m->torch_mem);
+	SHRINK_TABLE(m->ooms);
+	SHRINK_TABLE(m->threads);
+}
+
 void model_finish(struct model *m)
 {
 	size_t nthreads = m->threads.n;
@@ -1395,6 +1576,7 @@ void model_finish(struct model *m)
 		m->has |= MODEL_HAS_KMETRICS | MODEL_HAS_CUDA;
 	if (m->torch_mem.n || m->ooms.n)
 		m->has |= MODEL_HAS_TORCH_MEM;
+	shrink_tables(m);
 }
 
 #define CLIP_TABLE(t, a_start, a_end)                                        \

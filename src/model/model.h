@@ -163,6 +163,7 @@ struct model {
 	/* reader diagnostics for a report */
 	int truncated;
 	uint64_t chunks_bad, bytes_skipped;
+	uint64_t chunks_skipped;   /* events chunks a windowed load left unread (the chunk index) */
 
 	/* where device facts came from (struct model_device_source), shown by `info` */
 	MODEL_TABLE(struct model_device_source) device_sources;

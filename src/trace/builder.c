@@ -21,6 +21,7 @@ int trace_builder_open(struct trace_builder *b, const char *path, int excl, uint
 		b->strings = NULL;
 		return -1;
 	}
+	b->w.indexed = 1; /* the chunk index goes last (trace_builder_close) */
 	return 0;
 }
 
@@ -60,6 +61,9 @@ int trace_builder_close(struct trace_builder *b, int crashed)
 
 	if (!crashed && !ret &&
 	    trace_writer_chunk(&b->w, TRACE_CHUNK_STREAM_END, b->stream, "", 0, 0) < 0)
+		ret = -1;
+	/* a crashed writer writes no index, as a crashed collector does not */
+	if (!crashed && !ret && trace_writer_index(&b->w) < 0)
 		ret = -1;
 	if (trace_writer_close(&b->w, 0) < 0)
 		ret = -1;

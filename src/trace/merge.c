@@ -65,6 +65,7 @@ int trace_merge(const char *out, const char *const *inputs, size_t n, int excl)
 		free(tmp);
 		return -1;
 	}
+	w.indexed = 1; /* the merged report ends with its chunk index */
 	for (size_t i = 0; i < n; i++) {
 		struct trace_reader r;
 		struct trace_chunk c;
@@ -116,6 +117,12 @@ int trace_merge(const char *out, const char *const *inputs, size_t n, int excl)
 		if (ret < 0)
 			goto fail;
 		next_stream = base + max_seen;
+	}
+	if (trace_writer_index(&w) < 0) {
+		trace_writer_close(&w, 0);
+		unlink(tmp);
+		free(tmp);
+		return -1;
 	}
 	if (trace_writer_close(&w, 1) < 0 || publish(tmp, out, excl) < 0) {
 		unlink(tmp);

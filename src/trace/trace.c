@@ -19,6 +19,9 @@ _Static_assert(sizeof(struct trace_kmetric) == 64, "kmetric record size (docs/re
 _Static_assert(sizeof(struct trace_proc_attr) == 80, "proc_attr record size (docs/report-format.md)");
 _Static_assert(sizeof(struct trace_torch_mem) == 112, "torch_mem record size (docs/report-format.md)");
 _Static_assert(sizeof(struct trace_oom) == 152, "oom record size (docs/report-format.md)");
+_Static_assert(sizeof(struct trace_index_head) == 16, "index head size (docs/report-format.md)");
+_Static_assert(sizeof(struct trace_index_entry) == 64, "index entry size (docs/report-format.md)");
+_Static_assert(sizeof(struct trace_index_tail) == 16, "index tail size (docs/report-format.md)");
 
 static const struct {
 	const char *name;
@@ -170,6 +173,107 @@ void trace_buf_release(struct trace_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+/* ---- chunk summaries (the index) ---- */
+
+/*
+ * How each entry type places itself in time, for the index: records that
+ * start with a start, end pair; records whose first field is a time; the
+ * nvtx_end, whose end is its second field.  Types not named have no time
+ * (strings, processes, names, devices, drops).  ins: the type counts in a
+ * report's span as model_finish() computes it.
+ */
+enum { TK_NONE, TK_INTERVAL, TK_POINT, TK_END };
+static const struct {
+	unsigned char kind, in_span;
+} time_kind[TRACE_EV__COUNT] = {
+	[TRACE_EV_NVTX_RANGE] = { TK_INTERVAL, 1 }, [TRACE_EV_OSRT] = { TK_INTERVAL, 1 },
+	[TRACE_EV_API] = { TK_INTERVAL, 1 },        [TRACE_EV_KERNEL] = { TK_INTERVAL, 1 },
+	[TRACE_EV_MEMCPY] = { TK_INTERVAL, 1 },     [TRACE_EV_MEMSET] = { TK_INTERVAL, 1 },
+	[TRACE_EV_SYNC] = { TK_INTERVAL, 1 },
+	[TRACE_EV_NVTX_MARK] = { TK_POINT, 1 },     [TRACE_EV_MEMORY] = { TK_POINT, 1 },
+	[TRACE_EV_TORCH_MEM] = { TK_POINT, 1 },     [TRACE_EV_OOM] = { TK_POINT, 1 },
+	[TRACE_EV_CPU_SAMPLE] = { TK_POINT, 0 },    [TRACE_EV_METRIC] = { TK_POINT, 0 },
+	[TRACE_EV_CAPTURE] = { TK_POINT, 0 },       [TRACE_EV_KMETRIC] = { TK_POINT, 0 },
+	[TRACE_EV_THREAD] = { TK_POINT, 0 },        [TRACE_EV_WARNING] = { TK_POINT, 0 },
+	[TRACE_EV_PROC_ATTR] = { TK_POINT, 0 },
+	[TRACE_EV_NVTX_END] = { TK_END, 0 },
+};
+
+unsigned trace_index_timed_types(void)
+{
+	unsigned mask = 0;
+
+	for (unsigned t = 0; t < TRACE_EV__COUNT && t < 32; t++)
+		if (time_kind[t].kind != TK_NONE)
+			mask |= 1u << t;
+	return mask;
+}
+
+static void extend(uint64_t *lo, uint64_t *hi, int *any, uint64_t a, uint64_t b)
+{
+	if (!*any || a < *lo)
+		*lo = a;
+	if (!*any || b > *hi)
+		*hi = b;
+	*any = 1;
+}
+
+void trace_chunk_summary(const unsigned char *data, size_t len, struct trace_index_entry *e)
+{
+	unsigned char scratch[512];
+	size_t pos = 0, size;
+	unsigned type;
+	const void *rec;
+	int ret, any = 0, any_span = 0;
+	uint64_t t[2];
+
+	e->t_lo = e->t_hi = e->span_lo = e->span_hi = e->end_hi = 0;
+	e->types = 0;
+	e->flags = 0;
+	while ((ret = trace_entry_next(data, len, &pos, &type, &rec, &size, scratch,
+				       sizeof(scratch))) > 0) {
+		unsigned kind;
+
+		if (type >= 32) {
+			e->flags |= TRACE_IDX_WIDE;
+			continue;
+		}
+		e->types |= 1u << type;
+		kind = type < TRACE_EV__COUNT ? time_kind[type].kind : TK_NONE;
+		if (kind == TK_NONE)
+			continue;
+		/* every timed record is at least 16 bytes, zero-filled when older */
+		memcpy(t, rec, sizeof(t));
+		if (kind == TK_END) {
+			extend(&e->t_lo, &e->t_hi, &any, t[1], t[1]);
+			if (t[1] > e->end_hi)
+				e->end_hi = t[1];
+			continue;
+		}
+		if (kind == TK_POINT)
+			t[1] = t[0];
+		else if (type == TRACE_EV_NVTX_RANGE && !t[1] &&
+			 ((const struct trace_nvtx_range *)rec)->kind == TRACE_NVTX_STARTEND)
+			e->flags |= TRACE_IDX_OPEN;
+		if (time_kind[type].in_span) {
+			/* as model_finish() spans: lo from non-zero starts, hi from either */
+			uint64_t hi = t[1] > t[0] ? t[1] : t[0];
+			if (t[0] && (!e->span_lo || t[0] < e->span_lo))
+				e->span_lo = t[0];
+			if (!any_span || hi > e->span_hi)
+				e->span_hi = hi;
+			any_span = 1;
+		}
+		if (type == TRACE_EV_NVTX_RANGE && !t[1])
+			t[1] = UINT64_MAX; /* not ended yet: its end is not known here */
+		else if (t[1] < t[0])
+			t[1] = t[0];
+		extend(&e->t_lo, &e->t_hi, &any, t[0], t[1]);
+	}
+	if (ret == 0)
+		e->flags |= TRACE_IDX_KNOWN;
+}
+
 /* ---- headers ---- */
 
 void trace_file_header_fill(struct trace_file_header *hdr, uint64_t features)
@@ -261,9 +365,12 @@ int trace_writer_open(struct trace_writer *w, const char *path, int excl)
 	return trace_writer_fdopen(w, fd, path, 1);
 }
 
-int trace_writer_raw(struct trace_writer *w, const struct trace_chunk_header *hdr,
-		     const void *stored)
+/* Write one chunk; its index entry from @sum (NULL: nothing known of its payload). */
+static int writer_put(struct trace_writer *w, const struct trace_chunk_header *hdr,
+		      const void *stored, const struct trace_index_entry *sum)
 {
+	uint64_t at = w->offset;
+
 	if (write_all(w->fd, hdr, sizeof(*hdr)) < 0 ||
 	    write_all(w->fd, stored, hdr->stored_size) < 0) {
 		int e = errno;
@@ -275,19 +382,47 @@ int trace_writer_raw(struct trace_writer *w, const struct trace_chunk_header *hd
 		return -1;
 	}
 	w->offset += sizeof(*hdr) + hdr->stored_size;
+	if (w->indexed) {
+		struct trace_index_entry *e;
+		ALLOC_GROW(w->index, w->nr_index + 1, w->alloc_index);
+		e = &w->index[w->nr_index++];
+		if (sum)
+			*e = *sum;
+		else
+			memset(e, 0, sizeof(*e));
+		e->offset = at;
+		e->stream = hdr->stream;
+		e->chunk_type = hdr->type;
+		e->reserved = 0;
+	}
 	return 0;
+}
+
+int trace_writer_raw(struct trace_writer *w, const struct trace_chunk_header *hdr,
+		     const void *stored)
+{
+	/* a payload already encoded: its content is not known here, so it is never skipped */
+	return writer_put(w, hdr, stored, NULL);
 }
 
 int trace_writer_chunk(struct trace_writer *w, unsigned type, uint32_t stream,
 		       const void *raw, size_t len, int compress)
 {
 	struct trace_chunk_header hdr;
+	struct trace_index_entry sum;
 	const void *stored = raw;
 	size_t stored_len = len;
 	unsigned flags = 0;
 
 	if (len > TRACE_MAX_CHUNK)
 		BUG("chunk of %zu bytes", len);
+	memset(&sum, 0, sizeof(sum));
+	if (w->indexed) {
+		if (type == TRACE_CHUNK_EVENTS)
+			trace_chunk_summary(raw, len, &sum);
+		else
+			sum.flags = TRACE_IDX_KNOWN; /* no entries */
+	}
 	if (compress && len) {
 		size_t bound = ZSTD_compressBound(len), n;
 		if (!w->zctx)
@@ -306,7 +441,44 @@ int trace_writer_chunk(struct trace_writer *w, unsigned type, uint32_t stream,
 	}
 	trace_chunk_header_fill(&hdr, type, flags, stream, stored, (uint32_t)stored_len,
 				(uint32_t)len);
-	return trace_writer_raw(w, &hdr, stored);
+	return writer_put(w, &hdr, stored, &sum);
+}
+
+int trace_writer_index(struct trace_writer *w)
+{
+	struct trace_index_head head = { sizeof(struct trace_index_entry), 0, 0 };
+	struct trace_index_tail tail;
+	size_t len;
+	unsigned char *p;
+	int ret;
+
+	if (!w->indexed || w->failed || w->fd < 0)
+		return w->failed ? -1 : 0;
+	w->indexed = 0; /* a chunk after the index would leave it not last: stop here */
+	len = sizeof(head) + w->nr_index * sizeof(*w->index) + sizeof(tail);
+	if (len > TRACE_MAX_CHUNK) {
+		/* 4 M chunks: readers scan such a report, as one without an index */
+		free(w->index);
+		w->index = NULL;
+		w->nr_index = w->alloc_index = 0;
+		return 0;
+	}
+	head.count = (uint32_t)w->nr_index;
+	memset(&tail, 0, sizeof(tail));
+	tail.index_offset = w->offset;
+	memcpy(tail.magic, TRACE_INDEX_MAGIC, 8);
+	p = xmalloc(len);
+	memcpy(p, &head, sizeof(head));
+	if (w->nr_index)
+		memcpy(p + sizeof(head), w->index, w->nr_index * sizeof(*w->index));
+	memcpy(p + len - sizeof(tail), &tail, sizeof(tail));
+	/* stored raw: its tail must be the file's last 16 bytes */
+	ret = trace_writer_chunk(w, TRACE_CHUNK_INDEX, 0, p, len, 0);
+	free(p);
+	free(w->index);
+	w->index = NULL;
+	w->nr_index = w->alloc_index = 0;
+	return ret;
 }
 
 int trace_writer_close(struct trace_writer *w, int sync)
@@ -324,6 +496,7 @@ int trace_writer_close(struct trace_writer *w, int sync)
 		ZSTD_freeCCtx(w->zctx);
 	free(w->zbuf);
 	free(w->path);
+	free(w->index);
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
 	return ret;
@@ -469,99 +642,224 @@ static int64_t resync(struct trace_reader *r, uint64_t from)
 	}
 }
 
+/*
+ * Read the chunk at r->offset into @c: 1 a chunk, 2 a chunk skipped (damaged,
+ * or of a type this reader skips; r->offset is then past it), 0 the end,
+ * -1 an I/O error.
+ */
+static int read_chunk(struct trace_reader *r, struct trace_chunk *c)
+{
+	struct trace_chunk_header h;
+	size_t n;
+
+	if (fseeko(r->f, (off_t)r->offset, SEEK_SET) < 0)
+		return error("cannot read report '%s': %s", r->path, strerror(errno));
+	n = reader_fread(r, &h, sizeof(h));
+	if (n == 0)
+		return 0;
+	if (n < sizeof(h)) {
+		r->truncated = 1;
+		r->bytes_skipped += n;
+		note_problem(r, "chunk at byte %llu truncated", (unsigned long long)r->offset);
+		return 0;
+	}
+	if (!chunk_header_ok(&h)) {
+		int64_t next = resync(r, r->offset + 1);
+		r->chunks_bad++;
+		note_problem(r, "corrupt chunk header at byte %llu",
+			     (unsigned long long)r->offset);
+		if (next < 0) {
+			r->bytes_skipped += r->file_size - r->offset;
+			return 0;
+		}
+		r->bytes_skipped += (uint64_t)next - r->offset;
+		r->offset = (uint64_t)next;
+		return 2;
+	}
+	if (r->offset + sizeof(h) + h.stored_size > r->file_size) {
+		r->truncated = 1;
+		r->bytes_skipped += r->file_size - r->offset;
+		note_problem(r, "chunk at byte %llu truncated (%u of %u payload bytes)",
+			     (unsigned long long)r->offset,
+			     (unsigned)(r->file_size - r->offset - sizeof(h)),
+			     h.stored_size);
+		return 0;
+	}
+	if (h.stored_size > r->stored_cap) {
+		free(r->stored);
+		r->stored_cap = h.stored_size;
+		r->stored = xmalloc(r->stored_cap);
+	}
+	if (reader_fread(r, r->stored, h.stored_size) != h.stored_size)
+		return error("cannot read report '%s': %s", r->path,
+			     ferror(r->f) ? strerror(errno) : "short read");
+	c->offset = r->offset;
+	r->offset += sizeof(h) + h.stored_size;
+	if (crc32c(0, r->stored, h.stored_size) != h.payload_crc) {
+		r->chunks_bad++;
+		r->bytes_skipped += sizeof(h) + h.stored_size;
+		note_problem(r, "chunk at byte %llu has a bad checksum",
+			     (unsigned long long)c->offset);
+		return 2;
+	}
+	if (h.type == TRACE_CHUNK_INDEX)
+		return 2; /* read by trace_reader_index(), not a chunk of data */
+	if (h.type != TRACE_CHUNK_EVENTS && h.type != TRACE_CHUNK_STREAM_END) {
+		r->chunks_unknown++;
+		return 2;
+	}
+	if (h.flags & TRACE_CHUNK_ZSTD) {
+		size_t got;
+		if (h.raw_size > r->raw_cap) {
+			free(r->raw);
+			r->raw_cap = h.raw_size;
+			r->raw = xmalloc(r->raw_cap);
+		}
+		if (!r->dctx)
+			r->dctx = ZSTD_createDCtx();
+		got = ZSTD_decompressDCtx(r->dctx, r->raw, h.raw_size, r->stored,
+					  h.stored_size);
+		if (ZSTD_isError(got) || got != h.raw_size) {
+			r->chunks_bad++;
+			r->bytes_skipped += sizeof(h) + h.stored_size;
+			note_problem(r, "chunk at byte %llu does not decompress",
+				     (unsigned long long)c->offset);
+			return 2;
+		}
+		c->data = r->raw;
+	} else {
+		if (h.raw_size != h.stored_size) {
+			r->chunks_bad++;
+			note_problem(r, "chunk at byte %llu has inconsistent sizes",
+				     (unsigned long long)c->offset);
+			return 2;
+		}
+		c->data = r->stored;
+	}
+	c->hdr = h;
+	c->len = h.raw_size;
+	r->chunks_read++;
+	return 1;
+}
+
 int trace_reader_next(struct trace_reader *r, struct trace_chunk *c)
 {
 	for (;;) {
-		struct trace_chunk_header h;
-		size_t n;
+		int ret;
 
-		if (fseeko(r->f, (off_t)r->offset, SEEK_SET) < 0)
-			return error("cannot read report '%s': %s", r->path, strerror(errno));
-		n = reader_fread(r, &h, sizeof(h));
-		if (n == 0)
-			return 0;
-		if (n < sizeof(h)) {
-			r->truncated = 1;
-			r->bytes_skipped += n;
-			note_problem(r, "chunk at byte %llu truncated", (unsigned long long)r->offset);
-			return 0;
-		}
-		if (!chunk_header_ok(&h)) {
-			int64_t next = resync(r, r->offset + 1);
-			r->chunks_bad++;
-			note_problem(r, "corrupt chunk header at byte %llu",
-				     (unsigned long long)r->offset);
-			if (next < 0) {
-				r->bytes_skipped += r->file_size - r->offset;
+		if (r->index) {
+			const struct trace_index_entry *e;
+			if (r->index_pos >= r->nr_index) {
+				r->offset = r->file_size;
 				return 0;
 			}
-			r->bytes_skipped += (uint64_t)next - r->offset;
-			r->offset = (uint64_t)next;
-			continue;
-		}
-		if (r->offset + sizeof(h) + h.stored_size > r->file_size) {
-			r->truncated = 1;
-			r->bytes_skipped += r->file_size - r->offset;
-			note_problem(r, "chunk at byte %llu truncated (%u of %u payload bytes)",
-				     (unsigned long long)r->offset,
-				     (unsigned)(r->file_size - r->offset - sizeof(h)),
-				     h.stored_size);
-			return 0;
-		}
-		if (h.stored_size > r->stored_cap) {
-			free(r->stored);
-			r->stored_cap = h.stored_size;
-			r->stored = xmalloc(r->stored_cap);
-		}
-		if (reader_fread(r, r->stored, h.stored_size) != h.stored_size)
-			return error("cannot read report '%s': %s", r->path,
-				     ferror(r->f) ? strerror(errno) : "short read");
-		c->offset = r->offset;
-		r->offset += sizeof(h) + h.stored_size;
-		if (crc32c(0, r->stored, h.stored_size) != h.payload_crc) {
-			r->chunks_bad++;
-			r->bytes_skipped += sizeof(h) + h.stored_size;
-			note_problem(r, "chunk at byte %llu has a bad checksum",
-				     (unsigned long long)c->offset);
-			continue;
-		}
-		if (h.type != TRACE_CHUNK_EVENTS && h.type != TRACE_CHUNK_STREAM_END) {
-			r->chunks_unknown++;
-			continue;
-		}
-		if (h.flags & TRACE_CHUNK_ZSTD) {
-			size_t got;
-			if (h.raw_size > r->raw_cap) {
-				free(r->raw);
-				r->raw_cap = h.raw_size;
-				r->raw = xmalloc(r->raw_cap);
-			}
-			if (!r->dctx)
-				r->dctx = ZSTD_createDCtx();
-			got = ZSTD_decompressDCtx(r->dctx, r->raw, h.raw_size, r->stored,
-						  h.stored_size);
-			if (ZSTD_isError(got) || got != h.raw_size) {
-				r->chunks_bad++;
-				r->bytes_skipped += sizeof(h) + h.stored_size;
-				note_problem(r, "chunk at byte %llu does not decompress",
-					     (unsigned long long)c->offset);
+			e = &r->index[r->index_pos++];
+			if (r->want && !r->want(r->want_ctx, e)) {
+				r->chunks_skipped++;
 				continue;
 			}
-			c->data = r->raw;
-		} else {
-			if (h.raw_size != h.stored_size) {
-				r->chunks_bad++;
-				note_problem(r, "chunk at byte %llu has inconsistent sizes",
-					     (unsigned long long)c->offset);
-				continue;
-			}
-			c->data = r->stored;
+			r->offset = e->offset;
 		}
-		c->hdr = h;
-		c->len = h.raw_size;
-		r->chunks_read++;
-		return 1;
+		ret = read_chunk(r, c);
+		if (ret != 2)
+			return ret;
 	}
+}
+
+/* Read @n bytes at @off without moving the stream (counted in bytes_read); 0 or -1. */
+static int reader_pread(struct trace_reader *r, void *buf, size_t n, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t got = pread(fileno(r->f), (char *)buf + done, n - done, (off_t)(off + done));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		done += (size_t)got;
+	}
+	r->bytes_read += n;
+	return 0;
+}
+
+/* Say why the index is not used (once), and read the report by scanning. */
+static int index_ignored(struct trace_reader *r, int quiet, const char *why)
+{
+	if (!quiet)
+		warning("report '%s': chunk index ignored (%s); reading every chunk", r->path, why);
+	free(r->index);
+	r->index = NULL;
+	r->nr_index = r->index_pos = 0;
+	return 0;
+}
+
+int trace_reader_index(struct trace_reader *r, int quiet)
+{
+	struct trace_index_tail tail;
+	struct trace_index_head head;
+	struct trace_chunk_header h;
+	unsigned char *p;
+	uint64_t at, need;
+	size_t esz;
+
+	if (r->index)
+		return 1;
+	if (r->file_size < r->hdr.header_size + sizeof(h) + sizeof(head) + sizeof(tail) ||
+	    reader_pread(r, &tail, sizeof(tail), r->file_size - sizeof(tail)) < 0 ||
+	    memcmp(tail.magic, TRACE_INDEX_MAGIC, 8))
+		return 0; /* no index: an older writer, a collector part, a truncated file */
+	at = tail.index_offset;
+	if (at < r->hdr.header_size || at > r->file_size - sizeof(h) - sizeof(tail) ||
+	    reader_pread(r, &h, sizeof(h), at) < 0)
+		return index_ignored(r, quiet, "its offset is out of range");
+	if (!chunk_header_ok(&h) || h.type != TRACE_CHUNK_INDEX || (h.flags & TRACE_CHUNK_ZSTD) ||
+	    h.stored_size != h.raw_size || at + sizeof(h) + h.stored_size != r->file_size ||
+	    h.stored_size < sizeof(head) + sizeof(tail))
+		return index_ignored(r, quiet, "bad index chunk header");
+	p = xmalloc(h.stored_size);
+	if (reader_pread(r, p, h.stored_size, at + sizeof(h)) < 0 ||
+	    crc32c(0, p, h.stored_size) != h.payload_crc) {
+		free(p);
+		return index_ignored(r, quiet, "bad checksum");
+	}
+	memcpy(&head, p, sizeof(head));
+	esz = head.entry_size;
+	need = sizeof(head) + (uint64_t)head.count * esz + sizeof(tail);
+	if (esz < sizeof(struct trace_index_entry) || esz % 8 || need != h.stored_size) {
+		free(p);
+		return index_ignored(r, quiet, "inconsistent sizes");
+	}
+	r->nr_index = head.count;
+	r->index = xcalloc(head.count ? head.count : 1, sizeof(*r->index));
+	for (size_t i = 0; i < head.count; i++)
+		memcpy(&r->index[i], p + sizeof(head) + i * esz, sizeof(*r->index));
+	free(p);
+	/*
+	 * Every entry against the chunk it names: the chunks must follow each
+	 * other from the first byte after the file header to the index, so
+	 * that a trusted index skips nothing it does not list.  32 bytes a
+	 * chunk are read, as trace_reader_sizes() reads them.
+	 */
+	{
+		uint64_t pos = r->hdr.header_size;
+		for (size_t i = 0; i < r->nr_index; i++) {
+			struct trace_chunk_header ch;
+			const struct trace_index_entry *e = &r->index[i];
+			if (e->offset != pos || pos + sizeof(ch) > at ||
+			    reader_pread(r, &ch, sizeof(ch), pos) < 0)
+				return index_ignored(r, quiet, "an entry's offset does not hold a chunk");
+			if (!chunk_header_ok(&ch) || ch.type != e->chunk_type || ch.stream != e->stream ||
+			    pos + sizeof(ch) + ch.stored_size > at)
+				return index_ignored(r, quiet, "an entry does not match its chunk");
+			pos += sizeof(ch) + ch.stored_size;
+		}
+		if (pos != at)
+			return index_ignored(r, quiet, "chunks missing from the index");
+	}
+	r->index_offset = at;
+	r->index_pos = 0;
+	return 1;
 }
 
 void trace_reader_sizes(struct trace_reader *r, uint64_t *raw_bytes, uint64_t *chunks)
@@ -592,6 +890,7 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->stored);
 	free(r->raw);
 	free(r->path);
+	free(r->index);
 	memset(r, 0, sizeof(*r));
 }
 

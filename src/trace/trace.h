@@ -59,6 +59,7 @@ struct trace_file_header {
 enum trace_chunk_type {
 	TRACE_CHUNK_EVENTS = 1,     /* entries, see struct trace_entry */
 	TRACE_CHUNK_STREAM_END = 2, /* a stream (process) finished cleanly; no payload */
+	TRACE_CHUNK_INDEX = 3,      /* the chunk index, the last chunk of a report (below) */
 };
 
 enum trace_chunk_flags {
@@ -76,6 +77,68 @@ struct trace_chunk_header {
 	uint32_t reserved;
 	uint32_t header_crc;  /* CRC-32C of the first 28 bytes of this header */
 };
+
+/*
+ * The chunk index (docs/report-format.md, "Chunk index"): the last chunk of
+ * a report written by trace_builder or the merger, stored raw, so that a
+ * reader finds it from the file's last 16 bytes (struct trace_index_tail)
+ * without a scan.  Its payload is a trace_index_head, head.count entries
+ * of head.entry_size bytes (a longer entry of a newer writer is read by its
+ * known prefix) and the tail.  It lists every chunk before it, in file
+ * order, with what an events chunk holds, so that a windowed load
+ * decompresses only the chunks that can hold rows of its window.  Readers
+ * that do not know type 3 skip it; a reader that finds no valid index (an
+ * older report, a collector part, a truncated file) reads every chunk.
+ */
+#define TRACE_INDEX_MAGIC "GSINDEX1"
+
+struct trace_index_head {
+	uint32_t entry_size;      /* bytes per entry (64 in version 1) */
+	uint32_t count;           /* entries */
+	uint64_t reserved;
+};
+
+enum trace_index_flags {
+	TRACE_IDX_KNOWN = 1u << 0, /* the times and types below were computed; else never skip the chunk */
+	TRACE_IDX_OPEN = 1u << 1,  /* holds start/end NVTX ranges recorded open (end 0) */
+	TRACE_IDX_WIDE = 1u << 2,  /* holds entry types >= 32, which types cannot name */
+};
+
+/*
+ * One chunk.  Extents (docs/report-format.md): t_lo/t_hi cover the
+ * chunk's timed records (an interval record [start, max(start, end)], an
+ * open start/end range [start, UINT64_MAX], a point record its time, an
+ * nvtx_end its end); span_lo/span_hi the records that count in a report's
+ * span (ranges, marks, OS-runtime and API calls, GPU work, allocations,
+ * allocator samples, OOMs; lo only from non-zero times); end_hi the latest
+ * end of its nvtx_end records.  0/0 when the chunk holds none.
+ */
+struct trace_index_entry {
+	uint64_t offset;          /* of the chunk header */
+	uint64_t t_lo, t_hi;
+	uint64_t span_lo, span_hi;
+	uint64_t end_hi;
+	uint32_t stream;          /* as in the chunk header */
+	uint32_t types;           /* bit t: holds entries of type t (t < 32) */
+	uint16_t chunk_type;      /* as in the chunk header */
+	uint16_t flags;           /* enum trace_index_flags */
+	uint32_t reserved;
+};
+
+struct trace_index_tail {
+	uint64_t index_offset;    /* of the index chunk's header */
+	char magic[8];            /* TRACE_INDEX_MAGIC */
+};
+
+/*
+ * trace_chunk_summary - fill @e's times, types and flags from the raw
+ * entries of an events chunk (offset, stream and chunk_type are the
+ * caller's).  A malformed entry ends the walk and leaves TRACE_IDX_KNOWN
+ * clear: such a chunk is never skipped.
+ */
+void trace_chunk_summary(const unsigned char *data, size_t len, struct trace_index_entry *e);
+/* The entry types (bits 1u << TRACE_EV_*) whose times t_lo/t_hi cover. */
+unsigned trace_index_timed_types(void);
 
 /* ---- event entries ---- */
 
@@ -654,6 +717,10 @@ struct trace_writer {
 	unsigned char *zbuf;
 	size_t zcap;
 	int failed;               /* a write failed: said once, not again */
+	/* the chunk index kept for trace_writer_index(), when @indexed */
+	int indexed;
+	struct trace_index_entry *index;
+	size_t nr_index, alloc_index;
 };
 
 /*
@@ -670,6 +737,14 @@ int trace_writer_chunk(struct trace_writer *w, unsigned type, uint32_t stream,
 /* Write a chunk whose header and payload are already encoded (the merger). */
 int trace_writer_raw(struct trace_writer *w, const struct trace_chunk_header *hdr,
 		     const void *stored);
+/*
+ * trace_writer_index - write the chunk index of every chunk written since
+ * the writer was opened with w->indexed set; the last chunk of a report
+ * (a chunk written after it leaves the report without an index, which
+ * readers then scan).  Nothing when not indexed or after a failed write.
+ * 0 or -1.
+ */
+int trace_writer_index(struct trace_writer *w);
 /* fsync (when @sync) and close; 0 or -1. */
 int trace_writer_close(struct trace_writer *w, int sync);
 
@@ -695,6 +770,17 @@ struct trace_reader {
 	uint64_t bytes_read;      /* read from the file so far (holes and skipped chunks are not read) */
 	int truncated;
 	char first_problem[256];
+	/*
+	 * The chunk index, after trace_reader_index() found a valid one: then
+	 * trace_reader_next() reads the chunks it lists, in order, and skips
+	 * those for which want() (when set) returns 0, without reading them.
+	 */
+	struct trace_index_entry *index;
+	size_t nr_index, index_pos;
+	uint64_t index_offset;
+	int (*want)(void *ctx, const struct trace_index_entry *e);
+	void *want_ctx;
+	uint64_t chunks_skipped;  /* by want() */
 };
 
 /*
@@ -712,6 +798,17 @@ int trace_is_report(const char *path);
  * an I/O error.
  */
 int trace_reader_next(struct trace_reader *r, struct trace_chunk *c);
+/*
+ * trace_reader_index - find and check the report's chunk index, before the
+ * first trace_reader_next().  Checked: the tail, the index chunk's header
+ * and payload checksums, its sizes, and every entry against the chunk
+ * header at its offset (valid, same type and stream, each chunk ending where
+ * the next begins, the last where the index begins), so a trusted index
+ * lists every chunk of the file.  Returns 1 with r->index set, 0 when the
+ * report has none, or a damaged one: that is ignored with a warning
+ * (warning() unless @quiet) and the report is read by scanning.
+ */
+int trace_reader_index(struct trace_reader *r, int quiet);
 void trace_reader_close(struct trace_reader *r);
 
 /*

@@ -50,6 +50,15 @@ static const struct fmt_field fields[] = {
 	F(trace_chunk_header, raw_size), F(trace_chunk_header, payload_crc),
 	F(trace_chunk_header, reserved), F(trace_chunk_header, header_crc),
 
+	F(trace_index_head, entry_size), F(trace_index_head, count), F(trace_index_head, reserved),
+
+	F(trace_index_entry, offset), F(trace_index_entry, t_lo), F(trace_index_entry, t_hi),
+	F(trace_index_entry, span_lo), F(trace_index_entry, span_hi), F(trace_index_entry, end_hi),
+	F(trace_index_entry, stream), F(trace_index_entry, types), F(trace_index_entry, chunk_type),
+	F(trace_index_entry, flags), F(trace_index_entry, reserved),
+
+	F(trace_index_tail, index_offset), FA(trace_index_tail, magic),
+
 	F(trace_entry, type), F(trace_entry, size), F(trace_entry, reserved),
 
 	F(trace_string, id), F(trace_string, len),
@@ -176,6 +185,9 @@ struct fmt_record {
 static const struct fmt_record records[] = {
 	HDR("File header", trace_file_header),
 	HDR("Chunk header", trace_chunk_header),
+	HDR("Index head", trace_index_head),
+	HDR("Index entry", trace_index_entry),
+	HDR("Index tail", trace_index_tail),
 	HDR("Entry header", trace_entry),
 	EV("string", trace_string, TRACE_EV_STRING),
 	EV("process", trace_process, TRACE_EV_PROCESS),
