@@ -161,12 +161,18 @@ class _Recorder(object):
         is looked at again only by the periodic samples, so that a step
         boundary costs one read per device in use.
         """
+        due = []
         try:
             with self.lock:
                 for dev in (devices if devices is not None else self.devices):
                     if kind == _TM_STEP and dev in self.unused:
                         continue
-                    self._sample_one(dev, kind)
+                    p = self._sample_one(dev, kind)
+                    if p:
+                        due.append(p)
+            # outside the lock: a step sample never waits for a snapshot
+            for p in due:
+                self._peak(*p)
         except Exception:
             pass
 
@@ -201,7 +207,8 @@ class _Recorder(object):
                                            v, 11, flags)
         if self.history and kind == _TM_PERIODIC and v[0] >= self.peak_next.get(dev, self.peak_min):
             self.peak_next[dev] = int(v[0] * _PEAK_STEP)
-            self._peak(dev, v)
+            return (dev, v[0], v[1], v[3])  # a peak snapshot is due (allocated, reserved, split)
+        return None
 
     # -- out of memory --------------------------------------------------
 
@@ -267,7 +274,7 @@ class _Recorder(object):
             flags |= _OOM_HAS_HISTORY
         return sizes, text.encode("utf-8", "replace") or None, largest_free, flags
 
-    def _peak(self, dev, v):
+    def _peak(self, dev, allocated, reserved, split):
         """A snapshot at a new high of allocated memory (--torch-memory-history):
         the peak's largest live allocations with their stacks, recorded as an
         OOM record flagged peak (requested 0)."""
@@ -280,7 +287,7 @@ class _Recorder(object):
             flags |= _OOM_HAS_DEVICE_FREE
         except Exception:
             pass
-        ov[3], ov[4], ov[5] = v[0], v[1], v[3]
+        ov[3], ov[4], ov[5] = allocated, reserved, split
         sizes, text, largest_free, fl = self._largest(dev)
         ov[6] = largest_free
         n = min(len(sizes), _OOM_BLOCKS)
