@@ -236,14 +236,18 @@ class _Recorder(object):
             flags |= _OOM_HAS_STATS
         except Exception:
             pass
+        self._snapshot(dev, ov, self.blocks, flags)
+        self.sample(_TM_PEAK, [dev])
+
+    def _snapshot(self, dev, ov, blocks, flags):
+        """Complete @ov and @blocks from memory_snapshot() and record them
+        (an OOM, or a peak with _OOM_PEAK in @flags)."""
         sizes, text, largest_free, fl = self._largest(dev)
-        flags |= fl
         ov[6] = largest_free
         n = min(len(sizes), _OOM_BLOCKS)
         for i in range(n):
-            self.blocks[i] = sizes[i]
-        self.lib.gpuscope_torch_oom(dev, ov, 7, self.blocks, n, text, flags)
-        self.sample(_TM_PEAK, [dev])
+            blocks[i] = sizes[i]
+        self.lib.gpuscope_torch_oom(dev, ov, 7, blocks, n, text, flags | fl)
 
     def _largest(self, dev):
         """The largest segments and allocated blocks of @dev from
@@ -288,12 +292,7 @@ class _Recorder(object):
         except Exception:
             pass
         ov[3], ov[4], ov[5] = allocated, reserved, split
-        sizes, text, largest_free, fl = self._largest(dev)
-        ov[6] = largest_free
-        n = min(len(sizes), _OOM_BLOCKS)
-        for i in range(n):
-            self.pblocks[i] = sizes[i]
-        self.lib.gpuscope_torch_oom(dev, ov, 7, self.pblocks, n, text, flags | fl)
+        self._snapshot(dev, ov, self.pblocks, flags)
 
     # -- start-up, steps, exit ------------------------------------------
 
@@ -332,9 +331,9 @@ class _Recorder(object):
         self.steps += 1
         try:
             now = self.clock()
-            known = [x for x in self.step_costs if x is not None]
-            if self.step_budget and len(known) == 2 and \
-                    now - self.step_last < min(known) / self.step_budget:
+            # step_costs shifts left: its first is known only once both are
+            if self.step_budget and self.step_costs[0] is not None and \
+                    now - self.step_last < min(self.step_costs) / self.step_budget:
                 return              # too soon after the last one: within budget only
             self.sample(_TM_STEP)
             self.step_last = now
