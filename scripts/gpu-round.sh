@@ -31,6 +31,10 @@
 #            (issue 24: measured only on gpu_kmetrics so far)             ~280 s
 #   ondemand the idle cost of profile --on-demand (never triggered) beside
 #            unprofiled and a plain profile, workloads a, b and c (issue 23) ~270 s
+#   odb      the idle cost of --on-demand on workload b alone, pinned, each run
+#            the median of 20 timed blocks (B_BLOCKS), with and without the
+#            Python allocator hook (issue 23: round 1 and 2 gave no valid
+#            figure, the untraced runs spread 459-774 us)                  ~220 s
 # ("overhead" means "ab c".)  A device call is at most 10 minutes: split the
 # parts over calls, e.g. PARTS="tests ab", then PARTS="c sampler".
 # Each part packs its results into $OUT/NAME.tgz (and every part's log into
@@ -160,6 +164,15 @@ part_ondemand() {
 		"${OD_BUDGET_S:-250}" PIN="${PIN:-}"
 }
 
+part_odb() {
+	export CUDA_VISIBLE_DEVICES=0
+	ovh odb b "${ODB_CONFIGS:-none gpuscope+--on-demand gpuscope+--on-demand+--no-gpu-metrics}" "${ROUNDS_ODB:-12}" \
+		"${ODB_BUDGET_S:-230}" B_STEPS="${B_STEPS:-2000}" B_BLOCKS="${B_BLOCKS:-20}" B_CALIBRATE="${B_CALIBRATE:-1}" \
+		PIN="${PIN:-$(bash bench/overhead/cpus.sh 4)}"
+	python3 bench/overhead/runs_summary.py "$w/odb/runs.txt" | tee "$w/odb/summary.md"
+	pack odb odb
+}
+
 part_apimode() {
 	export CUDA_VISIBLE_DEVICES=0
 	local kinds=GPUSCOPE_CUPTI_KINDS=kernel,memcpy,memset,memory
@@ -187,7 +200,7 @@ case ${PIN:-} in cores:*) PIN=$(bash bench/overhead/cpus.sh "${PIN#cores:}"); sa
 case ${PIN_A:-} in cores:*) PIN_A=$(bash bench/overhead/cpus.sh "${PIN_A#cores:}"); say "PIN_A=$PIN_A" ;; esac
 case ${PIN_C:-} in cores:*) PIN_C=$(bash bench/overhead/cpus.sh "${PIN_C#cores:}"); say "PIN_C=$PIN_C" ;; esac
 
-for p in comm tests zoo sampler topo diag diaga ab c pm ondemand apimode where; do
+for p in comm tests zoo sampler topo diag diaga ab c pm ondemand odb apimode where; do
 	part "$p"
 done
 say "== total $(( $(date +%s) - t0 )) s"

@@ -15,9 +15,13 @@
 # Environment: GPUSCOPE, GPU_MANY, FLOOR, CHECK (paths; defaults from BUILD=build),
 #   OUT (results directory, default ./overhead-out), ROUNDS (5), W ("a b c"),
 #   CONFIGS ("none gpuscope torchprof floor"), A_LAUNCHES (200000),
-#   B_STEPS (300), C_STEPS (20), BUDGET_S (340: no new round starts after it),
+#   B_STEPS (300), B_BLOCKS (unset: one timing of all steps; K: the median of K
+#   blocks, see torch_step.py), B_FIELD (us_per_step; cpu_us_per_step with
+#   B_BLOCKS: the launching thread's CPU time), B_CALIBRATE (1: a CPU-only
+#   calibration block before each block, torch_step.py's norm_step), C_STEPS (20), BUDGET_S (340: no new round starts after it),
 #   PIN (CPUs for taskset -c; unset: no pinning).
-# Writes $OUT/overhead.md (the table), $OUT/overhead.csv (every run), and the
+# Writes $OUT/overhead.md (the table), $OUT/overhead.csv (every run),
+# $OUT/runs.txt (each run's lines of figures: a run's spread with B_BLOCKS), and the
 # first gpuscope report of each workload as $OUT/report_W.gpuscope with its
 # `gpuscope info` in $OUT/info_W.txt (dropped records, counts).
 set -u
@@ -34,6 +38,8 @@ W=${W:-a b c}
 CONFIGS=${CONFIGS:-none gpuscope torchprof floor}
 A_LAUNCHES=${A_LAUNCHES:-200000}
 B_STEPS=${B_STEPS:-300}
+B_BLOCKS=${B_BLOCKS:-}
+B_FIELD=${B_FIELD:-us_per_step}
 C_STEPS=${C_STEPS:-20}
 BUDGET_S=${BUDGET_S:-340}
 # Noise control, the same for every configuration: numpy's OpenBLAS threads
@@ -64,6 +70,8 @@ cmd_of() {   # workload config round -> command words on stdout, one per line
 	case $w in
 	a) echo "$GPU_MANY"; echo "$A_LAUNCHES" ;;
 	b) echo python3; echo "$here/torch_step.py"; echo --steps; echo "$B_STEPS"
+	   [ -n "$B_BLOCKS" ] && { echo --blocks; echo "$B_BLOCKS"; }
+	   [ -n "${B_CALIBRATE:-}" ] && echo --calibrate
 	   [ -n "$prof" ] && { echo --torch-profiler; echo "$prof"; } ;;
 	c) echo python3; echo "$here/resnet_step.py"; echo --steps; echo "$C_STEPS"
 	   [ -n "$prof" ] && { echo --torch-profiler; echo "$prof"; } ;;
@@ -71,8 +79,10 @@ cmd_of() {   # workload config round -> command words on stdout, one per line
 	return 0
 }
 
+steal() { awk '$1 == "cpu" { print $9; exit }' /proc/stat; }   # all CPUs' steal time, in ticks (USER_HZ 100)
 run_one() {   # workload config round -> prints the metric
-	local w=$1 c=$2 r=$3 out="$tmp/out.$w.$c" rc
+	local w=$1 c=$2 r=$3 out="$tmp/out.$w.$c" rc st0
+	st0=$(steal)
 	local -a cmd
 	mapfile -t cmd < <(cmd_of "$w" "$c" "$r") || return 1
 	[ "${#cmd[@]}" -gt 0 ] || return 1
@@ -98,9 +108,12 @@ run_one() {   # workload config round -> prints the metric
 		fi
 		;;
 	esac
+	awk -v t="$w $c $r" -v st="$st0 $(steal)" \
+		'$1 ~ /^(launches|us_per_step|cpu_us_per_step|norm_step|collector_cpu_permille|ms_per_step|blocks_us|threads_cpu_ms)$/ { print t ": " $0 }
+		 END { split(st, s, " "); print t ": steal_ms " (s[2] - s[1]) * 10 }' "$out" >>"$OUT/runs.txt"
 	case $w in
 	a) awk '$1 == "launches" { print $4 }' "$out" | tail -1 ;;
-	b) awk '$1 == "us_per_step" { print $2 }' "$out" | tail -1 ;;
+	b) awk -v f="$B_FIELD" '$1 == f { print $2 }' "$out" | tail -1 ;;
 	c) awk '$1 == "ms_per_step" { print $2 }' "$out" | tail -1 ;;
 	esac
 }

@@ -1,8 +1,20 @@
 """Launch-bound PyTorch step: 20 x (256x256 matmul + GELU).
 
-usage: torch_step.py [--torch-profiler JSON] [--steps N]
-Prints "us_per_step X kernels_per_step 40"; with --torch-profiler the steps
-run inside torch.profiler (CPU+CUDA) and the trace is written to JSON ("-": not written).
+usage: torch_step.py [--torch-profiler JSON] [--steps N] [--blocks K]
+Prints "us_per_step X"; with --torch-profiler the steps run inside
+torch.profiler (CPU+CUDA) and the trace is written to JSON ("-": not written).
+With --blocks K the steps run in K blocks, each ended by a synchronize, and
+X is the median block's time per step (a transient stall of the machine then
+moves one block, not the figure); a second line "blocks_us MIN Q1 MED Q3 MAX"
+shows the spread inside the run, to tell it from the spread between runs,
+and "cpu_us_per_step Y" the median block's CPU time of the launching thread
+per step (time.thread_time: what the thread itself ran, without the time a
+virtual machine's host took its CPU away, where the guest kernel accounts
+steal time).  With --calibrate each block is preceded by a fixed CPU-only
+block (a pure-Python loop that no tracer hooks): "norm_step Z" is the median
+over blocks of step time / calibration time (x 1000), which cancels the
+machine's speed changes (a virtual machine's host moves its CPUs' speed from
+one second to the next) and keeps what a tracer adds to the launches.
 """
 import argparse
 import contextlib
@@ -13,6 +25,8 @@ import torch
 ap = argparse.ArgumentParser()
 ap.add_argument("--torch-profiler", metavar="JSON")
 ap.add_argument("--steps", type=int, default=300)
+ap.add_argument("--blocks", type=int, default=0)
+ap.add_argument("--calibrate", action="store_true")
 args = ap.parse_args()
 
 x = torch.randn(256, 256, device="cuda")
@@ -34,12 +48,78 @@ prof = contextlib.nullcontext()
 if args.torch_profiler:
     from torch.profiler import ProfilerActivity, profile
     prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+blocks, cpu, norm = [], [], []
+
+
+def calibration():
+    """A fixed CPU-only block (about 0.3 ms on the H200 machine's CPUs)."""
+    c0 = time.perf_counter()
+    x = 0
+    for i in range(20000):
+        x += i * i & 7
+    return time.perf_counter() - c0
+
+
 with prof as p:
     t0 = time.perf_counter()
-    for _ in range(args.steps):
-        step()
+    if args.blocks > 0:
+        per = max(1, args.steps // args.blocks)
+        for _ in range(args.blocks):
+            cal = sum(calibration() for _ in range(per // 4 or 1)) if args.calibrate else 0.0
+            b0, c0 = time.perf_counter(), time.thread_time()
+            for _ in range(per):
+                step()
+            torch.cuda.synchronize()
+            blocks.append((time.perf_counter() - b0) / per * 1e6)
+            cpu.append((time.thread_time() - c0) / per * 1e6)
+            if cal:
+                norm.append((time.perf_counter() - b0) / cal * 1e3)
+    else:
+        for _ in range(args.steps):
+            step()
     torch.cuda.synchronize()
     t1 = time.perf_counter()
 if args.torch_profiler and args.torch_profiler != "-":
     p.export_chrome_trace(args.torch_profiler)
-print("us_per_step %.1f" % ((t1 - t0) / args.steps * 1e6))
+
+def threads_cpu_ms():
+    """CPU time (user + system) of this process's threads by kind: those the
+    collector started (named gpuscope-*), this launching thread, the rest."""
+    import os
+    import threading
+    tick = os.sysconf("SC_CLK_TCK")
+    own = str(threading.get_native_id())
+    out = {"gpuscope": 0.0, "main": 0.0, "other": 0.0}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/comm" % tid) as f:
+                comm = f.read().strip()
+            with open("/proc/self/task/%s/stat" % tid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ms = (int(fields[11]) + int(fields[12])) * 1000.0 / tick
+        kind = "main" if tid == own else "gpuscope" if comm.startswith("gpuscope") else "other"
+        out[kind] += ms
+    return out
+
+
+if blocks:
+    blocks.sort()
+    cpu.sort()
+    n = len(blocks)
+    print("us_per_step %.1f" % blocks[n // 2])
+    print("blocks_us %.1f %.1f %.1f %.1f %.1f" % (blocks[0], blocks[n // 4], blocks[n // 2],
+                                                 blocks[(3 * n) // 4], blocks[-1]))
+    print("cpu_us_per_step %.1f" % cpu[n // 2])
+    if norm:
+        norm.sort()
+        print("norm_step %.2f" % norm[len(norm) // 2])
+    # the collector's own threads: their CPU time over the timed steps' wall time, in per mille
+    # of one CPU (the whole run's, from start-up on, so an upper bound for the steps)
+    t = threads_cpu_ms()
+    print("collector_cpu_permille %.2f" % (t["gpuscope"] / ((t1 - t0) * 1e3) * 1e3))
+    print("threads_cpu_ms gpuscope=%.0f main=%.0f other=%.0f timed_ms=%.0f" % (
+        t["gpuscope"], t["main"], t["other"], (t1 - t0) * 1e3))
+else:
+    print("us_per_step %.1f" % ((t1 - t0) / args.steps * 1e6))

@@ -1,5 +1,5 @@
 # Drives the stand-in torch (fake_torch/) as a training loop would: CUDA
-# initialised, 5 optimizer steps with 1 MiB more allocated each, then an OOM.
+# initialised, torch.optim first used, 5 optimizer steps with 1 MiB more allocated each, then an OOM.
 import os
 import sys
 import time
@@ -8,6 +8,8 @@ import torch
 
 torch._state["alloc"] = 1 << 20
 torch._state["init"] = True
+time.sleep(0.2)             # the hook's thread attaches what it can, before torch.optim exists
+torch.optim                 # the program's first use of torch.optim imports it (an optimizer)
 deadline = time.time() + float(os.environ.get("GS_FAKE_WAIT_S", "10"))
 while not torch._state["hooks"] and time.time() < deadline:
     time.sleep(0.01)        # the hook's thread notices CUDA and attaches
@@ -20,5 +22,5 @@ for i in range(5):
     for h in torch._state["hooks"]:
         h(None, (), {})
 torch._state["oom"](0, 50 << 20, 80 << 20, 3 << 20)
-print("history", torch._state["history"] is not None)
+print("history", torch._state["history"] is not None, torch._state["history_thread"])
 print("done")

@@ -5,8 +5,16 @@
 #  1. runs the `sitecustomize` it shadows, if any (the next one on sys.path),
 #     so that the program's own start-up runs unchanged and in its order;
 #  2. takes its own directory out of sys.path again;
-#  3. installs a sys.meta_path finder that only watches for `import torch`
-#     (it never finds or loads anything itself) and removes itself then.
+#  3. installs a sys.meta_path finder that watches for `import torch` (it
+#     never finds or loads anything itself); once torch is imported it stays
+#     as a guard: it refuses every import made by the hook's own thread, so
+#     that the hook never imports a module while the program imports (two
+#     threads importing modules that import each other give one of them a
+#     partially initialised module: on the H200, PyTorch 2.11's program
+#     died so under --torch-memory-history, docs/memory.md).
+#     What the hook's thread could not do for want of a module not yet
+#     imported is retried later, and at the program's next optimizer step
+#     from the program's own thread.
 # When torch has been imported, a daemon thread waits until the program has
 # initialised CUDA (it never imports torch and never initialises CUDA), then
 # samples torch.cuda's caching allocator per device every
@@ -21,6 +29,7 @@
 # prints nothing, and outside `gpuscope profile` (no collector preloaded,
 # no GPUSCOPE_DIR) or with GPUSCOPE_TORCH_MEM=0 it does nothing but step 1.
 
+import _thread
 import os as _os
 import sys as _sys
 
@@ -74,9 +83,14 @@ _OOM_BLOCKS = 8
 class _Recorder(object):
     """Samples torch.cuda's allocator into the collector."""
 
-    def __init__(self, lib):
+    def __init__(self, lib, guard):
+        import atexit
         import ctypes
         import threading
+        import time
+        self.atexit = atexit
+        self.sleep = time.sleep
+        self.guard = guard          # its ident is set to the hook's thread's (run)
         self.ct = ctypes
         self.lib = lib
         self.lock = threading.Lock()
@@ -86,6 +100,7 @@ class _Recorder(object):
         self.step_hook = False
         self.unused = set()
         self.history = _os.environ.get("GPUSCOPE_TORCH_MEMORY_HISTORY") == "1"
+        self.pending = []           # what start() could not attach yet (_attach)
         self.peak_next = {}         # device -> allocated bytes that make the next peak snapshot
         try:
             self.peak_min = int(float(_os.environ.get("GPUSCOPE_TORCH_MEM_PEAK_MIN_MB", "64")) * (1 << 20))
@@ -115,7 +130,6 @@ class _Recorder(object):
         # next steps' samples for cost / budget seconds; a cost that stays
         # high stays in both.  None: not known yet (the next step is sampled).
         self.step_costs = (None, None)
-        import time
         self.clock = time.perf_counter
         u64 = ctypes.c_uint64
         self.vals = (u64 * 11)()
@@ -303,33 +317,54 @@ class _Recorder(object):
             self.devices = tuple(range(torch.cuda.device_count()))
         except Exception:
             self.devices = (0,)
-        if self.history:
-            try:
-                torch.cuda.memory._record_memory_history(enabled="all")
-            except TypeError:       # torch 2.0's signature
-                try:
-                    torch.cuda.memory._record_memory_history(True)
-                except Exception:
-                    pass
-            except Exception:
-                pass
         try:
             torch._C._cuda_attach_out_of_memory_observer(self.on_oom)
         except Exception:
             pass
-        try:
-            from torch.optim.optimizer import register_optimizer_step_post_hook
-            register_optimizer_step_post_hook(self.on_step)
-            self.step_hook = True
-        except Exception:
-            pass                    # no global step hooks: periodic samples only
-        import atexit
-        atexit.register(self.sample, _TM_PEAK)
+        self.pending = ([self._start_history] if self.history else []) + [self._start_steps]
+        self._attach()
+        self.atexit.register(self.sample, _TM_PEAK)
         self.sample(_TM_PERIODIC)
+
+    def _attach(self):
+        """Run what is pending: each is done when it returns or fails, and
+        stays pending when it raised ImportError.
+
+        In the hook's thread an import is refused (the guard): what needs a
+        module the program has not imported yet (torch 2.x imports
+        torch.optim and others at first use) is tried again at the next
+        period, and at the program's optimizer steps (its own thread, where
+        torch may import what it needs).
+        """
+        left = []
+        for fn in self.pending:
+            try:
+                fn()
+            except ImportError:
+                left.append(fn)     # a module not imported yet: later
+            except Exception:
+                pass                # not there: given up (no history, no step samples)
+        self.pending = left
+
+    def _start_history(self):
+        """--torch-memory-history: the allocator's history, with stacks."""
+        rec = self.torch.cuda.memory._record_memory_history
+        try:
+            rec(enabled="all")
+        except TypeError:           # torch 2.0's signature
+            rec(True)
+
+    def _start_steps(self):
+        """The global optimizer post-step hook, where torch has one (else
+        periodic samples only)."""
+        self.torch.optim.optimizer.register_optimizer_step_post_hook(self.on_step)
+        self.step_hook = True
 
     def on_step(self, *args, **kwargs):
         self.steps += 1
         try:
+            if self.pending:
+                self._attach()
             now = self.clock()
             # step_costs shifts left: its first is known only once both are
             if self.step_budget and self.step_costs[0] is not None and \
@@ -343,7 +378,7 @@ class _Recorder(object):
 
     def run(self):
         """The daemon thread: wait for torch and CUDA, then sample."""
-        import time
+        self.guard.ident = _thread.get_ident()
         torch = None
         while True:
             try:
@@ -358,13 +393,16 @@ class _Recorder(object):
                         return      # a build without CUDA: nothing to record
                     if torch.cuda.is_initialized():
                         self.start(torch)
-                        if not self.period:
-                            return
                 elif self.torch is not None:
-                    self.sample(_TM_PERIODIC)
+                    if self.pending:
+                        self._attach()
+                    if self.period:
+                        self.sample(_TM_PERIODIC)
+                if self.torch is not None and not self.period and not self.pending:
+                    return          # step samples only, all attached
             except Exception:
                 return
-            time.sleep(self.period or 0.1)
+            self.sleep(self.period or 0.1)
 
 
 def _frames(block):
@@ -395,25 +433,33 @@ def _collector():
 
 
 class _TorchWatcher(object):
-    """A meta_path finder that finds nothing: it notices `import torch`."""
+    """A meta_path finder that finds nothing: it notices `import torch`, then
+    guards the hook's thread (ident) against importing."""
+
+    def __init__(self):
+        self.seen = False
+        self.ident = None
 
     def find_spec(self, name, path=None, target=None):
-        if name == "torch":
-            try:
-                _sys.meta_path.remove(self)
-            except ValueError:
-                pass
+        if self.ident is not None and _thread.get_ident() == self.ident:
+            raise ImportError("gpuscope's allocator hook does not import (%s)" % name, name=name)
+        if name == "torch" and not self.seen:
+            self.seen = True
             try:
                 lib = _collector()      # ctypes is imported only for torch programs
                 if lib is None:
+                    _sys.meta_path.remove(self)
                     return None
                 import threading
-                rec = _Recorder(lib)
+                rec = _Recorder(lib, self)
                 t = threading.Thread(target=rec.run, name="gpuscope-torchmem")
                 t.daemon = True
                 t.start()
             except Exception:
-                pass
+                try:
+                    _sys.meta_path.remove(self)
+                except ValueError:
+                    pass
         return None
 
     def find_module(self, name, path=None):     # Python < 3.4 finders' protocol
@@ -424,10 +470,10 @@ def _install():
     # only under `gpuscope profile`: the collector preloaded, a report directory set
     if not _enabled() or "libgpuscope-collect" not in _os.environ.get("LD_PRELOAD", ""):
         return
+    w = _TorchWatcher()
+    _sys.meta_path.insert(0, w)
     if "torch" in _sys.modules:
-        _TorchWatcher().find_spec("torch")
-    else:
-        _sys.meta_path.insert(0, _TorchWatcher())
+        w.find_spec("torch")
 
 
 try:

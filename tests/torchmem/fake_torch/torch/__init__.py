@@ -4,7 +4,8 @@
 import types
 
 version = types.SimpleNamespace(cuda="12.4")
-_state = {"alloc": 0, "steps": 0, "init": False, "hooks": [], "oom": None, "history": None}
+_state = {"alloc": 0, "steps": 0, "init": False, "hooks": [], "oom": None, "history": None,
+          "history_thread": None}
 
 MiB = 1 << 20
 
@@ -40,7 +41,10 @@ def _snapshot():
 
 
 def _record(**kw):
+    # as torch 2.x's lazy imports inside its calls: a module first imported here
+    from torch import _lazy_hist
     _state["history"] = kw
+    _state["history_thread"] = _lazy_hist.imported_by
 
 
 cuda = types.SimpleNamespace(
@@ -50,3 +54,12 @@ cuda = types.SimpleNamespace(
     memory_snapshot=_snapshot,
     memory=types.SimpleNamespace(_record_memory_history=_record),
 )
+
+
+def __getattr__(name):
+    # torch.optim imported at first use (PEP 562), as torch 2.x imports some
+    # of its submodules: the hook's thread must not be the one that imports it
+    if name == "optim":
+        import importlib
+        return importlib.import_module("torch.optim")
+    raise AttributeError(name)
