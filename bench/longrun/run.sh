@@ -15,8 +15,10 @@
 #      under an address-space limit (ulimit -v, LIMIT_GB, default 4) so that
 #      they cannot take the machine's memory: they load only the window (and
 #      1 s around it), so peak RSS follows the window, not the file;
-#   4. `analyze` of the whole big report under the same limit: refused at once
-#      with the one-line error; `analyze` of the whole small report: B/event;
+#   4. `analyze` of the whole big report under the same limit and of the whole
+#      small report: analysed in windows (--window-mb, default 256 MiB;
+#      docs/rules.md "Long reports"), B/event; the small one also at once
+#      (--window-mb 0), B/event, and whether both give the same findings;
 #   5. `dump` of the small one whole (--slice-events above its events) and in
 #      its default slices, and of the big one in slices (DUMP_BIG=0 skips it;
 #      each slice decompresses only its chunks, by the chunk index): peak RSS
@@ -73,10 +75,19 @@ measure "export --format json --start 100s --end 110s, $big events, ulimit -v ${
 rm -f "$dir/window.json"
 measure "diff --start 100s --end 110s, $big events against itself, ulimit -v ${limit_gb} GiB" \
   bash -c "$(lim build/gpuscope diff --start 100s --end 110s "'$B'" "'$B'")"
-measure "analyze, whole, $big events, ulimit -v ${limit_gb} GiB" \
-  bash -c "$(lim build/gpuscope analyze "'$B'")"
-measure "analyze, whole, $small events" build/gpuscope analyze "$S"
-echo "analyze, whole, $small events: $(awk -v k="$RSS_KB" -v n="$small" 'BEGIN { printf "%.1f", k * 1024 / n }') B/event peak RSS"
+measure "analyze, whole report in windows, $big events, ulimit -v ${limit_gb} GiB" \
+  bash -c "$(lim build/gpuscope analyze --no-progress "'$B'")"
+echo "analyze, whole report in windows, $big events: $(awk -v k="$RSS_KB" -v n="$big" 'BEGIN { printf "%.1f", k * 1024 / n }') B/event peak RSS"
+measure "analyze, whole report in windows, $small events" build/gpuscope analyze --no-progress "$S"
+cp "$dir/out.txt" "$dir/analyze-windows.txt"
+echo "analyze, whole report in windows, $small events: $(awk -v k="$RSS_KB" -v n="$small" 'BEGIN { printf "%.1f", k * 1024 / n }') B/event peak RSS"
+measure "analyze, whole report at once (--window-mb 0), $small events" build/gpuscope analyze --window-mb 0 "$S"
+echo "analyze, whole report at once, $small events: $(awk -v k="$RSS_KB" -v n="$small" 'BEGIN { printf "%.1f", k * 1024 / n }') B/event peak RSS"
+if diff <(grep -E '^[0-9]+\. ' "$dir/out.txt") <(grep -E '^[0-9]+\. ' "$dir/analyze-windows.txt") >/dev/null; then
+  echo "analyze, $small events: the same findings and gains in windows as at once"
+else
+  echo "analyze, $small events: the findings in windows differ from those at once"
+fi
 measure "dump, whole (one slice), $small events" build/gpuscope dump --slice-events 1000000000000 "$S"
 measure "dump, slices of 2 M events, $small events" build/gpuscope dump "$S"
 if [ "${DUMP_BIG:-1}" != 0 ]; then

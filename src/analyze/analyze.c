@@ -265,18 +265,34 @@ static void skip_warmup(struct az_ctx *c)
 	const struct analyze_opts *o = c->o;
 	uint64_t from, gpu_end;
 
-	if ((o && (o->start || o->end || o->nvtx)) || c->nsteps_nvtx < 3)
-		return;
-	/* torch.profiler records only its schedule's "active" steps: warm-up is already out */
-	if (c->m->format && !strcmp(c->m->format, "kineto"))
-		return;
-	from = c->steps[1].start;
-	gpu_end = first_step_gpu_end(c, from);
-	if (gpu_end > from)
-		from = gpu_end;
+	if (o && o->in_windows) {
+		/*
+		 * The first window of a report analysed in windows starts at the
+		 * run's second step (found over the run): on to where the first
+		 * step's GPU work ends, when that is later.
+		 */
+		if (!o->warmup_from || o->warmup_from > c->lo)
+			return;
+		gpu_end = first_step_gpu_end(c, o->warmup_from);
+		from = gpu_end > c->lo && gpu_end < c->hi ? gpu_end : c->lo;
+		c->warmup_skipped = from > o->warmup_lo ? from - o->warmup_lo : 0;
+		if (from == c->lo)
+			return;
+	} else {
+		if ((o && (o->start || o->end || o->nvtx)) || c->nsteps_nvtx < 3)
+			return;
+		/* torch.profiler records only its schedule's "active" steps: warm-up is already out */
+		if (c->m->format && !strcmp(c->m->format, "kineto"))
+			return;
+		from = c->steps[1].start;
+		gpu_end = first_step_gpu_end(c, from);
+		if (gpu_end > from)
+			from = gpu_end;
+	}
 	if (from <= c->lo || from >= c->hi)
 		return;
-	c->warmup_skipped = from - c->lo;
+	if (!(o && o->in_windows))
+		c->warmup_skipped = from - c->lo;
 	ivset_release(&c->win);
 	ivset_add(&c->win, from, c->hi);
 	ivset_normalize(&c->win);
@@ -604,7 +620,7 @@ static void summary(struct az_ctx *c)
 	}
 }
 
-static int cmp_finding(const void *pa, const void *pb)
+int az_cmp_finding(const void *pa, const void *pb)
 {
 	const struct finding *a = pa, *b = pb;
 
@@ -672,12 +688,16 @@ int analyze_run(const struct model *m, const struct analyze_opts *o, struct anal
 	}
 	summary(&c);
 	input_notes(&c);
-	for (size_t i = 0; i < az_nrules; i++)
-		if (az_rules[i].run)
-			az_rules[i].run(&c, &az_rules[i]);
+	for (size_t i = 0; i < az_nrules; i++) {
+		int scope = az_rules[i].scope;
+		if (!az_rules[i].run || (o && o->rules == ANALYZE_RULES_WINDOW && scope == AZ_SCOPE_RUN) ||
+		    (o && o->rules == ANALYZE_RULES_RUN && scope != AZ_SCOPE_RUN))
+			continue;
+		az_rules[i].run(&c, &az_rules[i]);
+	}
 	model_whatifs(&c);
 	if (r->n > 1)
-		qsort(r->findings, r->n, sizeof(*r->findings), cmp_finding);
+		qsort(r->findings, r->n, sizeof(*r->findings), az_cmp_finding);
 out:
 	az_replay_free(c.replay);
 	az_release_timeline(&c);

@@ -97,6 +97,12 @@ struct analyze_result {
 	 * (0 = the graph reproduces the run); -1 without a graph.
 	 */
 	int64_t replay_check_ns;
+	/*
+	 * 0: the analysis of one window (or of the whole report) at once; N:
+	 * merged from the analyses of N windows that tile the report
+	 * (analyze_merge_*, docs/rules.md "Long reports").
+	 */
+	size_t windows;
 };
 
 struct analyze_opts {
@@ -106,7 +112,55 @@ struct analyze_opts {
 	const char *const *set;    /* threshold overrides "rule.key=value", NULL-terminated, or NULL */
 	const char *const *data_ranges; /* NVTX range patterns that mark data loading, NULL-terminated, or NULL */
 	int check_replay;          /* replay the graph unchanged: result->replay_check_ns (tests) */
+	/*
+	 * With start/end: the window is one of those that tile a report
+	 * analysed in windows (analyze --windows, --window-mb), analysed as a
+	 * whole analysis treats that part of the run: one-offs are set apart,
+	 * not counted as steady state as in an asked-for window.
+	 */
+	int in_windows;
+	/*
+	 * With @in_windows, in the first window of a run of three steps or
+	 * more: the second step's start.  The window then leaves the first
+	 * step out as a whole analysis does (from there, or from where the
+	 * first step's GPU work ends if later); 0: nothing left out.
+	 * @warmup_lo: where the run's analysis would start without it (the
+	 * first GPU work), for the note that says how much was left out.
+	 */
+	uint64_t warmup_from, warmup_lo;
+	/*
+	 * Which rules run: ANALYZE_RULES_ALL; for a report analysed in
+	 * windows, ANALYZE_RULES_WINDOW in each window (the rules of the
+	 * window's work) and ANALYZE_RULES_RUN once over the whole run's memory
+	 * records (the rules of state that builds up over the run: docs/rules.md,
+	 * "Long reports").
+	 */
+	int rules;
 };
+enum { ANALYZE_RULES_ALL = 0, ANALYZE_RULES_WINDOW, ANALYZE_RULES_RUN };
+
+/*
+ * Merging the analyses of windows that tile a report (merge.c): a report
+ * too large to analyse whole is loaded and analysed one window at a time,
+ * in time order, each result added with analyze_merge_add() (which takes
+ * and releases its contents), then analyze_merge_finish() gives the whole
+ * report's result (findings ranked, result.windows set).
+ */
+struct merge_row;
+struct analyze_merge {
+	struct analyze_result acc;
+	struct merge_row *rows;
+	size_t nrows, arows, windows;
+	double busy_s, idle_s, gpu_wall_s; /* GPU busy and idle times, over the windows with GPU data */
+	double gap_median_sum;     /* gap medians weighted by their gap counts */
+	double period_sum, period_wall; /* step periods weighted by wall time */
+	unsigned long long step_instances; /* steps found, summed over the windows */
+};
+void analyze_merge_init(struct analyze_merge *mg);
+void analyze_merge_add(struct analyze_merge *mg, struct analyze_result *w);
+/* The result of the whole-run rules (ANALYZE_RULES_RUN): its findings as they are, not its notes. */
+void analyze_merge_add_run(struct analyze_merge *mg, struct analyze_result *w);
+void analyze_merge_finish(struct analyze_merge *mg, struct analyze_result *out);
 
 /* The rule ids, NULL-terminated. */
 const char *const *analyze_rule_ids(void);

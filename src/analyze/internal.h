@@ -30,7 +30,15 @@ struct az_rule {
 	void (*run)(struct az_ctx *c, const struct az_rule *self);
 	const struct az_param *params; /* terminated by { NULL } */
 	const char *emits;         /* finding ids it can emit, comma-separated */
+	/*
+	 * AZ_SCOPE_RUN: the rule judges state that builds up over the whole
+	 * run (device memory, the allocator: a leak's growth, the OOM at the
+	 * end), so a report analysed in windows runs it once over the whole
+	 * run's memory records rather than in each window (analyze_opts.rules).
+	 */
+	int scope;
 };
+enum { AZ_SCOPE_WINDOW = 0, AZ_SCOPE_RUN = 1 };
 
 extern const struct az_rule az_rules[];
 extern const size_t az_nrules;
@@ -66,6 +74,8 @@ struct finding *az_add(struct az_ctx *c, const char *id, int severity, double ga
 int az_severity(double gain);
 /* Add a note about what the input lacks (kept once). */
 void az_note(struct az_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The ranking of findings (qsort): fatal first, then by gain, severity, id (analyze.c). */
+int az_cmp_finding(const void *pa, const void *pb);
 
 /* Append "a-b s" (relative seconds) for @iv to @sb. */
 void az_fmt_window(const struct az_ctx *c, struct strbuf *sb, const struct interval *iv);

@@ -69,7 +69,8 @@ int analyze_print_text(FILE *f, const struct model *m, const struct analyze_resu
 		fprintf(f, "steps: %s\n", s->step_source);
 	for (size_t i = 0; i < r->nnotes; i++)
 		fprintf(f, "note: %s\n", r->notes[i]);
-	if (az_print_ranks_text(f, m) < 0) /* per-rank table (ranks_out.c) */
+	/* per-rank table (ranks_out.c): from a whole load; windows hold no model of the whole run */
+	if (!r->windows && az_print_ranks_text(f, m) < 0)
 		return -1;
 	for (size_t i = 0; i < r->noneoffs && i < 5; i++)
 		fprintf(f, "one-off: %s at %.6f s: %s\n", fmt_duration(b1, sizeof(b1), r->oneoffs[i].duration_s * 1e9),
@@ -165,6 +166,8 @@ int analyze_print_json(FILE *f, const struct model *m, const struct analyze_resu
 		strbuf_addstr(&sb, "null");
 	strbuf_addf(&sb, ",\"gaps\":%zu,\"gap_median_s\":", s->gaps);
 	jnum(&sb, s->gap_median_s);
+	/* 0: analysed at once; N: merged from N windows (docs/rules.md, "Long reports") */
+	strbuf_addf(&sb, ",\"windows\":%zu", r->windows);
 	strbuf_addstr(&sb, "},\"notes\":[");
 	for (size_t i = 0; i < r->nnotes; i++) {
 		if (i)
@@ -186,7 +189,10 @@ int analyze_print_json(FILE *f, const struct model *m, const struct analyze_resu
 	strbuf_addstr(&sb, "],\"one_off_s\":");
 	jnum(&sb, r->oneoff_s);
 	strbuf_addstr(&sb, ",\"ranks\":");
-	az_ranks_json(&sb, m); /* ranks_out.c */
+	if (r->windows)
+		strbuf_addstr(&sb, "null"); /* as the text: no per-rank table from windows */
+	else
+		az_ranks_json(&sb, m); /* ranks_out.c */
 	strbuf_addstr(&sb, ",\"findings\":[");
 	for (size_t i = 0; i < r->n; i++) {
 		const struct finding *x = &r->findings[i];

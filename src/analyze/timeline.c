@@ -957,7 +957,7 @@ void az_build_timeline(struct az_ctx *c)
 			l.first_range[2 * r->name_id + 1] = r->end > r->start ? r->end : r->start + 1;
 		}
 	}
-	l.all = c->o && (c->o->start || c->o->end);
+	l.all = c->o && (c->o->start || c->o->end) && !c->o->in_windows;
 	if (!l.min_gap)
 		l.min_gap = 1;
 

@@ -484,8 +484,6 @@ static int dump_model(const struct model *m, const unsigned *want, uint64_t base
 
 /* Rows per slice by default: about 250 MB of model (the loader's ~120 B a row, bench/RESULTS.md). */
 #define DUMP_SLICE_EVENTS 2000000ull
-/* Buckets of the first pass's histogram of start times: slices cut at bucket edges. */
-#define DUMP_BUCKETS 8192
 
 struct thr_first {
 	uint64_t key;   /* pid << 32 | tid; 0: empty slot */
@@ -496,8 +494,7 @@ struct dump_scan {
 	/* each thread's first time: open addressing, grown at half full */
 	struct thr_first *thr;
 	size_t nthr, athr;
-	/* a histogram of row starts that widens as times outside it come */
-	uint64_t hlo, hwidth, hist[DUMP_BUCKETS], rows;
+	struct time_hist hist;     /* of row starts: slices cut at bucket edges */
 	uint64_t t_min;   /* as model_finish(): the first start of the rows that count in the span */
 };
 
@@ -535,38 +532,6 @@ static void scan_thread(struct dump_scan *ds, uint32_t pid, uint32_t tid, uint64
 	}
 }
 
-/* Count a row starting at @t; the histogram doubles its bucket width to take a time outside it. */
-static void scan_time(struct dump_scan *ds, uint64_t t)
-{
-	ds->rows++;
-	if (!ds->hwidth) {
-		ds->hlo = t;
-		ds->hwidth = 1;
-	}
-	while (t < ds->hlo || (t - ds->hlo) / ds->hwidth >= DUMP_BUCKETS) {
-		/* widen: pairs of buckets merge; growing downwards the old range becomes the upper half */
-		int down = t < ds->hlo;
-		uint64_t span = ds->hwidth * DUMP_BUCKETS;
-		if (ds->hwidth > UINT64_MAX / 2 / DUMP_BUCKETS)
-			break;
-		if (down) {
-			for (size_t i = DUMP_BUCKETS; i-- > DUMP_BUCKETS / 2;)
-				ds->hist[i] = ds->hist[2 * i - DUMP_BUCKETS] + ds->hist[2 * i - DUMP_BUCKETS + 1];
-			memset(ds->hist, 0, DUMP_BUCKETS / 2 * sizeof(ds->hist[0]));
-			ds->hlo = ds->hlo > span ? ds->hlo - span : 0;
-		} else {
-			for (size_t i = 0; i < DUMP_BUCKETS / 2; i++)
-				ds->hist[i] = ds->hist[2 * i] + ds->hist[2 * i + 1];
-			memset(ds->hist + DUMP_BUCKETS / 2, 0, DUMP_BUCKETS / 2 * sizeof(ds->hist[0]));
-		}
-		ds->hwidth *= 2;
-	}
-	{
-		uint64_t b = t >= ds->hlo ? (t - ds->hlo) / ds->hwidth : 0;
-		ds->hist[b < DUMP_BUCKETS ? b : DUMP_BUCKETS - 1]++;
-	}
-}
-
 static void scan_span(struct dump_scan *ds, uint64_t t)
 {
 	if (t && (!ds->t_min || t < ds->t_min))
@@ -580,7 +545,7 @@ static void scan_row(void *ctx, uint32_t stream, unsigned type, const void *rec)
 
 	(void)stream;
 	memcpy(&t, rec, sizeof(t)); /* every timed record starts with its time or start */
-	scan_time(ds, t);
+	time_hist_add(&ds->hist, t);
 	switch (type) {
 	case TRACE_EV_NVTX_RANGE: {
 		const struct trace_nvtx_range *r = rec;
@@ -699,7 +664,7 @@ static int dump_report_sliced(const char *path, const unsigned *want, int absolu
 	struct dump_scan *ds = xcalloc(1, sizeof(*ds));
 	struct model_sink sink = { 0 };
 	struct model m0;
-	uint64_t base, a, acc = 0;
+	uint64_t base, a;
 	size_t b = 0;
 	int ret = 0;
 
@@ -712,7 +677,7 @@ static int dump_report_sliced(const char *path, const unsigned *want, int absolu
 		free(ds);
 		return -1;
 	}
-	if (ds->rows <= per) {
+	if (ds->hist.total <= per) {
 		/* one slice: the whole load prints it as it always has */
 		model_release(&m0);
 		free(ds->thr);
@@ -725,20 +690,10 @@ static int dump_report_sliced(const char *path, const unsigned *want, int absolu
 	/* slices cut at bucket edges once they hold @per rows; the first starts at 0, the last ends at infinity */
 	a = 0;
 	while (a != UINT64_MAX && !ret) {
-		uint64_t hi = UINT64_MAX;
+		uint64_t hi;
 		struct model m;
 		struct model_sink w = { 0 };
-		for (; b < DUMP_BUCKETS; b++) {
-			acc += ds->hist[b];
-			if (acc >= per) {
-				hi = ds->hlo + (b + 1) * ds->hwidth;
-				acc = 0;
-				b++;
-				break;
-			}
-		}
-		if (b >= DUMP_BUCKETS)
-			hi = UINT64_MAX;
+		hi = time_hist_next_cut(&ds->hist, &b, per);
 		model_init(&m);
 		/* rows of the types --type leaves out pass to a sink that drops them: not stored */
 		if (want) {

@@ -815,6 +815,18 @@ static int check_memory(struct trace_reader *r, const char *path)
 		     fmt_bytes(b2, sizeof(b2), (double)raw), fmt_bytes(b3, sizeof(b3), (double)avail));
 }
 
+int model_report_raw_bytes(const char *path, uint64_t *raw)
+{
+	struct trace_reader r;
+	uint64_t chunks;
+
+	if (trace_reader_open(&r, path) < 0)
+		return -1;
+	trace_reader_sizes(&r, raw, &chunks);
+	trace_reader_close(&r);
+	return 0;
+}
+
 int model_window_fits(const char *path, double share)
 {
 	struct trace_reader r;

@@ -260,6 +260,12 @@ uint32_t model_strmap_id(const struct model_strmap *map, uint32_t stream, uint32
  * and that --start/--end narrow it.
  */
 int model_window_fits(const char *path, double share);
+/*
+ * model_report_raw_bytes - the decompressed size of @path's event entries,
+ * from the chunk headers alone (what a whole load's memory follows: ×1.25
+ * for the model, MODEL_BYTES_PER_RAW).  0, or -1 after error().
+ */
+int model_report_raw_bytes(const char *path, uint64_t *raw);
 /* model_load_report() with a sink (NULL = store everything). */
 int model_load_report_sink(struct model *m, const char *path, const struct model_sink *sink);
 
@@ -270,6 +276,27 @@ int model_load_report_sink(struct model *m, const char *path, const struct model
  * relative to the report's start.  Returns 0, or -1 after error().
  */
 int model_report_span(const char *path, uint64_t *t_min, uint64_t *t_max);
+
+/*
+ * A histogram of times (the starts of a report's rows, counted by a lean
+ * load's sink) whose buckets double their width to take a time outside it,
+ * so that any span fits: `dump` and `analyze` cut a long report into slices
+ * of about N rows with it (timehist.c).  Zero-initialise.
+ */
+#define TIME_HIST_BUCKETS 8192
+struct time_hist {
+	uint64_t lo, width;        /* the first bucket's start, every bucket's width (ns); 0: empty */
+	uint64_t n[TIME_HIST_BUCKETS];
+	uint64_t total;            /* times added */
+};
+void time_hist_add(struct time_hist *h, uint64_t t);
+/*
+ * time_hist_next_cut - the end (exclusive) of the slice that begins at
+ * bucket *@b once it holds @per times or more, cut at a bucket's edge;
+ * UINT64_MAX for the last slice.  Advances *@b past it: start with *@b = 0
+ * and the slice [0, first cut), then [cut, next cut) until UINT64_MAX.
+ */
+uint64_t time_hist_next_cut(const struct time_hist *h, size_t *b, uint64_t per);
 
 /* Sort tables, join NVTX start/end pairs, compute the span.  Idempotent. */
 void model_finish(struct model *m);
