@@ -713,16 +713,21 @@ out:
 	return ret;
 }
 
+void az_finding_release(struct finding *f)
+{
+	free(f->title);
+	free(f->gain_formula);
+	free(f->evidence);
+	free(f->recommendation);
+	free(f->where);
+	free(f->transform);
+	memset(f, 0, sizeof(*f));
+}
+
 void analyze_result_release(struct analyze_result *r)
 {
-	for (size_t i = 0; i < r->n; i++) {
-		free(r->findings[i].title);
-		free(r->findings[i].gain_formula);
-		free(r->findings[i].evidence);
-		free(r->findings[i].recommendation);
-		free(r->findings[i].where);
-		free(r->findings[i].transform);
-	}
+	for (size_t i = 0; i < r->n; i++)
+		az_finding_release(&r->findings[i]);
 	free(r->findings);
 	for (size_t i = 0; i < r->nnotes; i++)
 		free(r->notes[i]);

@@ -76,6 +76,8 @@ int az_severity(double gain);
 void az_note(struct az_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The ranking of findings (qsort): fatal first, then by gain, severity, id (analyze.c). */
 int az_cmp_finding(const void *pa, const void *pb);
+/* Free what a finding owns and zero it (analyze.c). */
+void az_finding_release(struct finding *f);
 
 /* Append "a-b s" (relative seconds) for @iv to @sb. */
 void az_fmt_window(const struct az_ctx *c, struct strbuf *sb, const struct interval *iv);

@@ -72,17 +72,6 @@ static int same_key(const char *a, const char *b)
 	return la == lb && !strcmp(a, b) && !strcmp(a + la + 1, b + lb + 1);
 }
 
-static void finding_free(struct finding *f)
-{
-	free(f->title);
-	free(f->gain_formula);
-	free(f->evidence);
-	free(f->recommendation);
-	free(f->where);
-	free(f->transform);
-	memset(f, 0, sizeof(*f));
-}
-
 void analyze_merge_init(struct analyze_merge *mg)
 {
 	memset(mg, 0, sizeof(*mg));
@@ -136,12 +125,12 @@ static void add_finding(struct analyze_merge *mg, struct finding *f, double wall
 	else
 		better = f->severity > row->best.severity;
 	if (better) {
-		finding_free(&row->best);
+		az_finding_release(&row->best);
 		row->best = *f;
 		row->best_weight = weight;
 		memset(f, 0, sizeof(*f));
 	}
-	finding_free(f);
+	az_finding_release(f);
 }
 
 /* A window's note, unless an earlier window said the same (numbers aside): the first one's is kept. */
