@@ -35,6 +35,10 @@
 #            the median of 20 timed blocks (B_BLOCKS), with and without the
 #            Python allocator hook (issue 23: round 1 and 2 gave no valid
 #            figure, the untraced runs spread 459-774 us)                  ~220 s
+#   lsb      the idle cost of --on-demand, workload b, configurations in
+#            lockstep (bench/overhead/lockstep.sh: none, none2 (A/A),
+#            ondemand, capture, profile; LS_COPIES processes each, LS_RUN_S)  ~200 s
+#   lsc      the same on ResNet-50 (workload c)                            ~200 s
 # ("overhead" means "ab c".)  A device call is at most 10 minutes: split the
 # parts over calls, e.g. PARTS="tests ab", then PARTS="c sampler".
 # Each part packs its results into $OUT/NAME.tgz (and every part's log into
@@ -173,6 +177,17 @@ part_odb() {
 	pack odb odb
 }
 
+lockstep() {     # lockstep NAME W: bench/overhead/lockstep.sh into $w/NAME
+	export CUDA_VISIBLE_DEVICES=0
+	BUILD="$B" OUT="$w/$1" W="$2" COPIES="${LS_COPIES:-4}" RUN_S="${LS_RUN_S:-150}" \
+		CONFIGS="${LS_CONFIGS:-none none2 ondemand capture profile}" \
+		timeout "$LIMIT_S" bash bench/overhead/lockstep.sh
+	rm -f "$w/$1"/*.gpuscope
+	pack "$1" "$1"
+}
+part_lsb() { lockstep lsb b; }
+part_lsc() { lockstep lsc c; }
+
 part_apimode() {
 	export CUDA_VISIBLE_DEVICES=0
 	local kinds=GPUSCOPE_CUPTI_KINDS=kernel,memcpy,memset,memory
@@ -200,7 +215,7 @@ case ${PIN:-} in cores:*) PIN=$(bash bench/overhead/cpus.sh "${PIN#cores:}"); sa
 case ${PIN_A:-} in cores:*) PIN_A=$(bash bench/overhead/cpus.sh "${PIN_A#cores:}"); say "PIN_A=$PIN_A" ;; esac
 case ${PIN_C:-} in cores:*) PIN_C=$(bash bench/overhead/cpus.sh "${PIN_C#cores:}"); say "PIN_C=$PIN_C" ;; esac
 
-for p in comm tests zoo sampler topo diag diaga ab c pm ondemand odb apimode where; do
+for p in comm tests zoo sampler topo diag diaga ab c pm ondemand odb lsb lsc apimode where; do
 	part "$p"
 done
 say "== total $(( $(date +%s) - t0 )) s"

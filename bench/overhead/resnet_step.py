@@ -2,8 +2,11 @@
 autocast, cudnn.benchmark off.
 
 usage: resnet_step.py [--torch-profiler JSON|-] [--steps N]
+                      [--lockstep PREFIX [--per N] [--warm W] [--pin-cpu C]]
 Prints "ms_per_step X".  With --torch-profiler the timed steps run inside
-torch.profiler (CPU+CUDA); "-" skips writing the trace.
+torch.profiler (CPU+CUDA); "-" skips writing the trace.  With --lockstep it
+answers lockstep.py's turns after its warm-up, as torch_step.py does: W
+untimed steps (default 1), then a timed block of N steps (default 2).
 """
 import argparse
 import contextlib
@@ -15,6 +18,10 @@ import torchvision
 ap = argparse.ArgumentParser()
 ap.add_argument("--torch-profiler", metavar="JSON")
 ap.add_argument("--steps", type=int, default=20)
+ap.add_argument("--lockstep", metavar="PREFIX")
+ap.add_argument("--per", type=int, default=2)
+ap.add_argument("--warm", type=int, default=1)
+ap.add_argument("--pin-cpu", type=int, default=-1)
 args = ap.parse_args()
 
 torch.backends.cudnn.benchmark = False
@@ -36,6 +43,13 @@ def step():
 for _ in range(8):
     step()
 torch.cuda.synchronize()
+
+if args.lockstep:
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import turns
+    sys.exit(turns.serve(args.lockstep, step, torch.cuda.synchronize, args.warm, args.per, args.pin_cpu))
 
 prof = contextlib.nullcontext()
 if args.torch_profiler:

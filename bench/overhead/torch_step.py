@@ -1,6 +1,8 @@
 """Launch-bound PyTorch step: 20 x (256x256 matmul + GELU).
 
 usage: torch_step.py [--torch-profiler JSON] [--steps N] [--blocks K]
+                     [--lockstep PREFIX [--per N] [--warm W] [--pin-cpu C]]
+                     [--device cpu|cuda] [--size N] [--idle-thread]
 Prints "us_per_step X"; with --torch-profiler the steps run inside
 torch.profiler (CPU+CUDA) and the trace is written to JSON ("-": not written).
 With --blocks K the steps run in K blocks, each ended by a synchronize, and
@@ -15,6 +17,19 @@ block (a pure-Python loop that no tracer hooks): "norm_step Z" is the median
 over blocks of step time / calibration time (x 1000), which cancels the
 machine's speed changes (a virtual machine's host moves its CPUs' speed from
 one second to the next) and keeps what a tracer adds to the launches.
+With --lockstep the script answers lockstep.py's turns (turns.py) after its
+warm-up: each turn runs W untimed steps (default 2: the first steps after
+another process ran meet cold caches) and a timed block of N steps (default
+20), answering the block's time and the launching thread's CPU time per
+step; --pin-cpu pins the launching thread (only it) to CPU C first, so that
+the configurations' blocks all run on one CPU.  --device cpu runs the same
+step on the CPU (a machine without a GPU: the method's own check), --size
+the matrices' side (default 256; 32 on a CPU keeps the step dispatch-bound).
+--idle-thread starts one sleeping thread: a process with one thread only
+takes glibc's and libstdc++'s single-threaded fast paths (malloc without
+atomics, shared_ptr counts without atomics), which any second thread, such
+as a collector's, turns off; a CUDA process has threads anyway, a CPU-only
+reference run needs this one to be compared with a collector's.
 """
 import argparse
 import contextlib
@@ -27,10 +42,21 @@ ap.add_argument("--torch-profiler", metavar="JSON")
 ap.add_argument("--steps", type=int, default=300)
 ap.add_argument("--blocks", type=int, default=0)
 ap.add_argument("--calibrate", action="store_true")
+ap.add_argument("--lockstep", metavar="PREFIX")
+ap.add_argument("--per", type=int, default=20)
+ap.add_argument("--warm", type=int, default=2)
+ap.add_argument("--pin-cpu", type=int, default=-1)
+ap.add_argument("--device", default="cuda")
+ap.add_argument("--size", type=int, default=256)
+ap.add_argument("--idle-thread", action="store_true")
 args = ap.parse_args()
+if args.idle_thread:
+    import threading
+    threading.Thread(target=time.sleep, args=(1e9,), daemon=True).start()
 
-x = torch.randn(256, 256, device="cuda")
-w = torch.randn(256, 256, device="cuda")
+x = torch.randn(args.size, args.size, device=args.device)
+w = torch.randn(args.size, args.size, device=args.device)
+sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
 
 
 def step():
@@ -42,7 +68,14 @@ def step():
 
 for _ in range(30):
     step()
-torch.cuda.synchronize()
+sync()
+
+if args.lockstep:
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import turns
+    sys.exit(turns.serve(args.lockstep, step, sync, args.warm, args.per, args.pin_cpu))
 
 prof = contextlib.nullcontext()
 if args.torch_profiler:
@@ -69,7 +102,7 @@ with prof as p:
             b0, c0 = time.perf_counter(), time.thread_time()
             for _ in range(per):
                 step()
-            torch.cuda.synchronize()
+            sync()
             blocks.append((time.perf_counter() - b0) / per * 1e6)
             cpu.append((time.thread_time() - c0) / per * 1e6)
             if cal:
@@ -77,7 +110,7 @@ with prof as p:
     else:
         for _ in range(args.steps):
             step()
-    torch.cuda.synchronize()
+    sync()
     t1 = time.perf_counter()
 if args.torch_profiler and args.torch_profiler != "-":
     p.export_chrome_trace(args.torch_profiler)

@@ -5,11 +5,12 @@
 #     report lies inside the capture window, there is at least one kernel in
 #     it, and none before it (CUDA was not traced while idle);
 #  2. a second capture by pid: two captures listed by `info`, both with rings;
-#  3. the idle cost: the loop's median step time under --on-demand (never
-#     triggered) against the same loop unprofiled, three runs each,
-#     alternating; the issue's target is +0.5% (printed and asserted
-#     loosely: a shared GPU machine's run-to-run spread is of that order);
-#  4. the cost inside a capture against a normal profile (the same expected).
+#  3. the idle cost: the launch-bound PyTorch step under --on-demand (never
+#     triggered) against unprofiled, by bench/overhead/lockstep.sh (processes
+#     of every configuration taking turns block by block; an A/A pair of
+#     unprofiled processes checks the method): at most 0.5%, the issue's target;
+#  4. the cost inside a capture against a normal profile, from the same run:
+#     within 2% of each other (both pay CUDA tracing's ~20% on this step).
 # Not run in CI (no GPU there).
 . "$(dirname "$0")/lib.sh"
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || { echo "SKIP: no torch with CUDA"; exit 77; }
@@ -67,40 +68,36 @@ outside=$(awk 'NR == FNR { e[NR] = $1; n = NR; next }
 [ "$outside" = 0 ] || fail "$outside of $nk kernels outside the captures"
 echo "kernels: $nk, all inside the captures"
 
-# 3: idle cost, alternating
-: >"$WORK/plain"; : >"$WORK/idle"
-for _ in 1 2 3; do
-  python3 "$WORK/od_prog.py" 8 | awk '/^step_ms/ { print $2 }' >>"$WORK/plain"
-  rm -f "$WORK/idle.gpuscope"
-  "$GPUSCOPE" profile --on-demand -o "$WORK/idle" -- python3 "$WORK/od_prog.py" 8 2>/dev/null |
-    awk '/^step_ms/ { print $2 }' >>"$WORK/idle"
-done
-med() { sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-p=$(med "$WORK/plain"); i=$(med "$WORK/idle")
-pct=$(awk -v a="$i" -v b="$p" 'BEGIN { printf "%.2f", (a - b) / b * 100 }')
-echo "idle cost: step $p ms unprofiled, $i ms on demand (idle): ${pct}% (target <= 0.5%)"
-awk -v x="$pct" 'BEGIN { exit !(x <= 3) }' || fail "idle cost ${pct}% above 3% (target 0.5%)"
-
-# 4: the cost during a capture against a normal profile of the same loop, alternating: a capture
-# triggered as soon as the collector is listed (before the loop's first step: torch and CUDA take
-# seconds to start) spans every step; the issue asks for the same cost as a normal profile
-: >"$WORK/normal"; : >"$WORK/capt"
-for _ in 1 2 3; do
-  rm -f "$WORK/n.gpuscope"
-  "$GPUSCOPE" profile -o "$WORK/n" -- python3 "$WORK/od_prog.py" 8 2>/dev/null |
-    awk '/^step_ms/ { print $2 }' >>"$WORK/normal"
-  rm -f "$WORK/c.gpuscope"
-  "$GPUSCOPE" profile --on-demand -o "$WORK/c" -- python3 "$WORK/od_prog.py" 8 >"$WORK/c.out" 2>/dev/null &
-  cprof=$!
-  for _ in $(seq 200); do [ -n "$("$GPUSCOPE" capture --list 2>/dev/null)" ] && break; sleep 0.1; done
-  "$GPUSCOPE" capture --duration 60 c >/dev/null 2>&1 || fail "capture for the cost run"
-  wait "$cprof" || true
-  awk '/^step_ms/ { print $2 }' "$WORK/c.out" >>"$WORK/capt"
-done
-n=$(med "$WORK/normal"); k=$(med "$WORK/capt")
-cpct=$(awk -v a="$k" -v b="$n" 'BEGIN { printf "%.2f", (a - b) / b * 100 }')
-echo "capture cost: step $n ms in a normal profile, $k ms inside a capture: ${cpct}% (the same is the target)"
-awk -v x="$cpct" 'BEGIN { exit !(x <= 3 && x >= -3) }' || fail "a capture costs ${cpct}% more than a normal profile"
+# 3 and 4: the costs, measured by bench/overhead/lockstep.sh: the launch-bound PyTorch step
+# (workload b) unprofiled twice (the A/A check), under --on-demand never triggered, under
+# --on-demand inside one capture open all along, and in a normal profile; LS_COPIES processes
+# each, taking turns block by block for LS_RUN_S seconds.  The issue's targets: idle <= 0.5%
+# against unprofiled, a capture the same as a normal profile.
+ls_out=$WORK/lockstep
+GPUSCOPE=$GPUSCOPE OUT=$ls_out W=b COPIES=${LS_COPIES:-3} RUN_S=${LS_RUN_S:-60} \
+  CONFIGS="none none2 ondemand capture profile" timeout 400 bash "$here/../../bench/overhead/lockstep.sh" ||
+  fail "lockstep.sh exited $?"
+[ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$ls_out/lockstep.txt" "$ls_out/summary.json" "$KEEP/" 2>/dev/null
+python3 - "$ls_out/summary.json" <<'PY' || fail "costs (above)"
+import json, sys
+s = json.load(open(sys.argv[1]))["vs_reference"]
+t = {k: v["time"] for k, v in s.items()}
+bad = 0
+def show(what, r):
+    print("%s: %+.2f%% (95%% %+.2f%% to %+.2f%%)" % (what, r["pct"], r["lo"], r["hi"]))
+show("A/A, unprofiled against unprofiled", t["none2"])
+show("idle cost, --on-demand against unprofiled (target <= 0.5%)", t["ondemand"])
+d = {k: t["capture"][k] - t["profile"][k] for k in ("pct",)}
+print("capture against a normal profile: %+.2f%% (capture %+.2f%%, profile %+.2f%%)" % (
+    d["pct"], t["capture"]["pct"], t["profile"]["pct"]))
+if not t["none2"]["lo"] <= 0 <= t["none2"]["hi"]:
+    print("FAIL: the A/A check reads a difference: this machine cannot resolve the costs"); bad = 1
+if t["ondemand"]["pct"] > 0.5:
+    print("FAIL: idle cost %+.2f%% above 0.5%%" % t["ondemand"]["pct"]); bad = 1
+if abs(d["pct"]) > 2:
+    print("FAIL: a capture costs %+.2f%% against a normal profile" % d["pct"]); bad = 1
+sys.exit(bad)
+PY
 
 [ "$failures" = 0 ] && echo ok
 exit $((failures > 0))

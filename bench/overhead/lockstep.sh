@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# bench/overhead/lockstep.sh - the idle cost of --on-demand, configurations in lockstep.
+#
+# Runs lockstep.py (its docstring says how and why) on one workload with the
+# standard configurations, the first one the reference:
+#   none      unprofiled
+#   none2     unprofiled again: the A/A check (0 within its interval, or the
+#             method reads something that is not there)
+#   ondemand  gpuscope profile --on-demand, never triggered (issue 23's idle cost)
+#   capture   gpuscope profile --on-demand, one capture open for the whole run
+#   profile   gpuscope profile (a normal profile: what a capture should cost)
+# and, to find where an idle cost goes, ondemand with one part off:
+#   od_nopy     without the Python allocator hook (GPUSCOPE_TORCH_MEM=0)
+#   od_hz0      without CPU samples (--cpu-sample-hz 0)
+#   od_tnone    without NVTX and OS-runtime records (-t none)
+#   od_nometric without GPU metrics (--no-gpu-metrics)
+#   od_noinject without CUDA's injection of the collector (CUDA_INJECTION64_PATH
+#               unset in the program: the collector is preloaded only)
+# Workloads (W): b the launch-bound PyTorch step (torch_step.py, 20-step blocks),
+# c ResNet-50 (resnet_step.py, 2-step blocks), bcpu the step of b on the CPU
+# (size 32, for a machine without a GPU; its reference runs an idle thread,
+# torch_step.py --idle-thread says why).
+#
+# Environment: BUILD (build), GPUSCOPE, W (b), CONFIGS (all five above),
+#   COPIES (processes per configuration, 4), RUN_S (seconds of rounds, 120), ROUNDS (2000),
+#   PIN_CPU (the CPU of every launching thread; default: the fourth CPU this
+#   script may use, away from CPU 0's interrupts), OUT (./lockstep-out),
+#   PYTHON (python3).
+# Writes $OUT/lockstep.txt (the summary), $OUT/blocks.csv (every block) and
+# each process's log.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+BUILD=${BUILD:-$here/../../build}
+GPUSCOPE=${GPUSCOPE:-$BUILD/gpuscope}
+W=${W:-b}
+CONFIGS=${CONFIGS:-none none2 ondemand capture profile}
+COPIES=${COPIES:-4}
+RUN_S=${RUN_S:-120}
+ROUNDS=${ROUNDS:-2000}
+PYTHON=${PYTHON:-python3}
+OUT=${OUT:-$PWD/lockstep-out}
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+if [ -z "${PIN_CPU:-}" ]; then
+	PIN_CPU=$($PYTHON -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[min(3, len(c) - 1)])')
+fi
+case $W in
+b)    prog="$PYTHON $here/torch_step.py --pin-cpu $PIN_CPU"; ref="$prog" ;;
+bcpu) prog="$PYTHON $here/torch_step.py --device cpu --size 32 --pin-cpu $PIN_CPU"
+      ref="$prog --idle-thread" ;;
+c)    prog="$PYTHON $here/resnet_step.py --pin-cpu $PIN_CPU"; ref="$prog" ;;
+*)    echo "lockstep.sh: unknown workload '$W' (b, bcpu, c)" >&2; exit 2 ;;
+esac
+if [ ! -x "$GPUSCOPE" ]; then
+	echo "lockstep.sh: no gpuscope at $GPUSCOPE (build first: scripts/build.sh build)" >&2
+	exit 2
+fi
+args=()
+for c in $CONFIGS; do
+	case $c in
+	none|none2) args+=(--config "$c=$ref") ;;
+	ondemand)   args+=(--config "$c=$GPUSCOPE profile --on-demand -o {dir}/{copy} -- $prog") ;;
+	capture)    args+=(--config "$c=$GPUSCOPE profile --on-demand -o {dir}/{copy} -- $prog"
+	                   --after "$c=$GPUSCOPE capture --duration 36000 {copy}") ;;
+	profile)    args+=(--config "$c=$GPUSCOPE profile -o {dir}/{copy} -- $prog") ;;
+	od_nopy)    args+=(--config "$c=env GPUSCOPE_TORCH_MEM=0 $GPUSCOPE profile --on-demand -o {dir}/{copy} -- $prog") ;;
+	od_hz0)     args+=(--config "$c=$GPUSCOPE profile --on-demand --cpu-sample-hz 0 -o {dir}/{copy} -- $prog") ;;
+	od_tnone)   args+=(--config "$c=$GPUSCOPE profile --on-demand -t none -o {dir}/{copy} -- $prog") ;;
+	od_nometric) args+=(--config "$c=$GPUSCOPE profile --on-demand --no-gpu-metrics -o {dir}/{copy} -- $prog") ;;
+	od_noinject) args+=(--config "$c=$GPUSCOPE profile --on-demand -o {dir}/{copy} -- env -u CUDA_INJECTION64_PATH $prog") ;;
+	*) echo "lockstep.sh: unknown configuration '$c'" >&2; exit 2 ;;
+	esac
+done
+mkdir -p "$OUT"
+echo "lockstep.sh: W=$W COPIES=$COPIES RUN_S=$RUN_S PIN_CPU=$PIN_CPU on $(getconf _NPROCESSORS_ONLN) CPUs" | tee "$OUT/setup.txt"
+$PYTHON "$here/lockstep.py" --copies "$COPIES" --seconds "$RUN_S" --rounds "$ROUNDS" \
+	--out "$OUT" "${args[@]}"
