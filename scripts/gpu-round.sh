@@ -179,7 +179,7 @@ part_odb() {
 
 lockstep() {     # lockstep NAME W: bench/overhead/lockstep.sh into $w/NAME
 	export CUDA_VISIBLE_DEVICES=0
-	BUILD="$B" OUT="$w/$1" W="$2" COPIES="${LS_COPIES:-4}" RUN_S="${LS_RUN_S:-150}" \
+	BUILD="$B" OUT="$w/$1" W="$2" COPIES="${LS_COPIES:-4}" RUN_S="${LS_RUN_S:-150}" PER="${LS_PER:-}" \
 		CONFIGS="${LS_CONFIGS:-none none2 ondemand capture profile}" \
 		timeout "$LIMIT_S" bash bench/overhead/lockstep.sh
 	rm -f "$w/$1"/*.gpuscope

@@ -25,7 +25,13 @@
 #   COPIES (processes per configuration, 4), RUN_S (seconds of rounds, 120), ROUNDS (2000),
 #   PIN_CPU (the CPU of every launching thread; default: the fourth CPU this
 #   script may use, away from CPU 0's interrupts), OUT (./lockstep-out),
-#   PYTHON (python3).
+#   PYTHON (python3), PER (steps per timed block: the workload's default, 20
+#   for b, 2 for c).  Between its turns a process is stopped whole, its
+#   collector's threads too, so a thread that wakes every P ms does its work
+#   at the start of each turn when the turn is shorter than P: with blocks
+#   shorter than the collector's longest period (the allocator hook's 100 ms)
+#   its cost is counted up to P / turn times; PER=150 on b (about 100 ms)
+#   bounds that at 2x.
 # Writes $OUT/lockstep.txt (the summary), $OUT/blocks.csv (every block) and
 # each process's log.
 set -u
@@ -43,11 +49,12 @@ export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM
 if [ -z "${PIN_CPU:-}" ]; then
 	PIN_CPU=$($PYTHON -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[min(3, len(c) - 1)])')
 fi
+per=${PER:+--per $PER}
 case $W in
-b)    prog="$PYTHON $here/torch_step.py --pin-cpu $PIN_CPU"; ref="$prog" ;;
-bcpu) prog="$PYTHON $here/torch_step.py --device cpu --size 32 --pin-cpu $PIN_CPU"
+b)    prog="$PYTHON $here/torch_step.py --pin-cpu $PIN_CPU $per"; ref="$prog" ;;
+bcpu) prog="$PYTHON $here/torch_step.py --device cpu --size 32 --pin-cpu $PIN_CPU $per"
       ref="$prog --idle-thread" ;;
-c)    prog="$PYTHON $here/resnet_step.py --pin-cpu $PIN_CPU"; ref="$prog" ;;
+c)    prog="$PYTHON $here/resnet_step.py --pin-cpu $PIN_CPU $per"; ref="$prog" ;;
 *)    echo "lockstep.sh: unknown workload '$W' (b, bcpu, c)" >&2; exit 2 ;;
 esac
 if [ ! -x "$GPUSCOPE" ]; then
@@ -71,6 +78,6 @@ for c in $CONFIGS; do
 	esac
 done
 mkdir -p "$OUT"
-echo "lockstep.sh: W=$W COPIES=$COPIES RUN_S=$RUN_S PIN_CPU=$PIN_CPU on $(getconf _NPROCESSORS_ONLN) CPUs" | tee "$OUT/setup.txt"
+echo "lockstep.sh: W=$W COPIES=$COPIES RUN_S=$RUN_S PER=${PER:-default} PIN_CPU=$PIN_CPU on $(getconf _NPROCESSORS_ONLN) CPUs" | tee "$OUT/setup.txt"
 $PYTHON "$here/lockstep.py" --copies "$COPIES" --seconds "$RUN_S" --rounds "$ROUNDS" \
 	--out "$OUT" "${args[@]}"

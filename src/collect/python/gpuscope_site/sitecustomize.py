@@ -355,9 +355,19 @@ class _Recorder(object):
             rec(True)
 
     def _start_steps(self):
-        """The global optimizer post-step hook, where torch has one (else
-        periodic samples only)."""
-        self.torch.optim.optimizer.register_optimizer_step_post_hook(self.on_step)
+        """The global optimizer post-step hook, where torch has one (torch
+        2.0 on; else periodic samples only).
+
+        The module is taken from sys.modules, not as torch.optim.optimizer:
+        torch 2.x deletes its submodules' names from torch.optim (del
+        optimizer in torch/optim/__init__.py), and the attribute then
+        fails with AttributeError, which gave the hook up for good.  Not
+        imported yet: ImportError, tried again later (_attach).
+        """
+        mod = _sys.modules.get("torch.optim.optimizer")
+        if mod is None:
+            raise ImportError("torch.optim.optimizer is not imported yet")
+        mod.register_optimizer_step_post_hook(self.on_step)
         self.step_hook = True
 
     def on_step(self, *args, **kwargs):
