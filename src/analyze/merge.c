@@ -231,16 +231,22 @@ void analyze_merge_add(struct analyze_merge *mg, struct analyze_result *w)
 	analyze_result_release(w);
 }
 
+/* A new slot at the end of @acc's findings. */
+static struct finding *acc_push(struct analyze_result *acc)
+{
+	if (acc->n == acc->alloc) {
+		acc->alloc = acc->alloc ? 2 * acc->alloc : 16;
+		acc->findings = xrealloc(acc->findings, acc->alloc * sizeof(*acc->findings));
+	}
+	return &acc->findings[acc->n++];
+}
+
 void analyze_merge_add_run(struct analyze_merge *mg, struct analyze_result *w)
 {
 	struct analyze_result *acc = &mg->acc;
 
 	for (size_t i = 0; i < w->n; i++) {
-		if (acc->n == acc->alloc) {
-			acc->alloc = acc->alloc ? 2 * acc->alloc : 16;
-			acc->findings = xrealloc(acc->findings, acc->alloc * sizeof(*acc->findings));
-		}
-		acc->findings[acc->n++] = w->findings[i];
+		*acc_push(acc) = w->findings[i];
 		memset(&w->findings[i], 0, sizeof(w->findings[i]));
 	}
 	/* its notes describe a model without the timed rows (no GPU activity ...): the windows' stand */
@@ -278,11 +284,7 @@ void analyze_merge_finish(struct analyze_merge *mg, struct analyze_result *out)
 		struct finding *f;
 		struct strbuf ev = STRBUF_INIT;
 
-		if (acc->n == acc->alloc) {
-			acc->alloc = acc->alloc ? 2 * acc->alloc : 16;
-			acc->findings = xrealloc(acc->findings, acc->alloc * sizeof(*acc->findings));
-		}
-		f = &acc->findings[acc->n++];
+		f = acc_push(acc);
 		*f = row->best;
 		f->gain = total > 0 ? row->saved_s / total : 0;
 		f->fatal = row->fatal;
