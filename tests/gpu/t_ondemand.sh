@@ -8,8 +8,9 @@
 #  3. the idle cost: the launch-bound PyTorch step under --on-demand (never
 #     triggered) against unprofiled, by bench/overhead/lockstep.sh (processes
 #     of every configuration taking turns block by block; an A/A pair of
-#     unprofiled processes checks the method): at most 0.5%, the issue's target;
-#  4. the cost inside a capture against a normal profile, from the same run:
+#     unprofiled processes checks the method): at most 0.5%, the issue's target
+#     (not met on the H200 in session 10: bench/results/lockstep-b-h200-2026-12-02/);
+#  4. the cost inside a capture against a normal profile, in lockstep too:
 #     within 2% of each other (both pay CUDA tracing's ~20% on this step).
 # Not run in CI (no GPU there).
 . "$(dirname "$0")/lib.sh"
@@ -68,34 +69,35 @@ outside=$(awk 'NR == FNR { e[NR] = $1; n = NR; next }
 [ "$outside" = 0 ] || fail "$outside of $nk kernels outside the captures"
 echo "kernels: $nk, all inside the captures"
 
-# 3 and 4: the costs, measured by bench/overhead/lockstep.sh: the launch-bound PyTorch step
-# (workload b) unprofiled twice (the A/A check), under --on-demand never triggered, under
-# --on-demand inside one capture open all along, and in a normal profile; LS_COPIES processes
-# each, taking turns block by block for LS_RUN_S seconds.  The issue's targets: idle <= 0.5%
-# against unprofiled, a capture the same as a normal profile.
-ls_out=$WORK/lockstep
-GPUSCOPE=$GPUSCOPE OUT=$ls_out W=b COPIES=${LS_COPIES:-3} RUN_S=${LS_RUN_S:-60} \
-  CONFIGS="none none2 ondemand capture profile" timeout 400 bash "$here/../../bench/overhead/lockstep.sh" ||
-  fail "lockstep.sh exited $?"
-[ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$ls_out/lockstep.txt" "$ls_out/summary.json" "$KEEP/" 2>/dev/null
-python3 - "$ls_out/summary.json" <<'PY' || fail "costs (above)"
+# 3 and 4: the costs, measured by bench/overhead/lockstep.sh on the launch-bound PyTorch step
+# (workload b): processes of each configuration take turns block by block.  3: unprofiled twice
+# (the A/A check) and --on-demand never triggered, LS_COPIES processes each (8: with fewer, one
+# slow process moves a configuration's mean by a point or more); 4: --on-demand inside one capture
+# open all along against a normal profile, 3 processes each (their difference is judged to 2%).
+# The issue's targets: idle <= 0.5% against unprofiled, a capture the same as a normal profile.
+lockstep() {   # NAME COPIES RUN_S CONFIGS
+  GPUSCOPE=$GPUSCOPE OUT=$WORK/$1 W=b COPIES=$2 RUN_S=$3 CONFIGS="$4" \
+    timeout 400 bash "$here/../../bench/overhead/lockstep.sh" || fail "lockstep.sh ($1) exited $?"
+  [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$WORK/$1/lockstep.txt" "$KEEP/$1.txt"
+}
+lockstep idle "${LS_COPIES:-8}" "${LS_RUN_S:-80}" "none none2 ondemand"
+lockstep capt 3 40 "profile capture"
+python3 - "$WORK/idle/summary.json" "$WORK/capt/summary.json" <<'PY' || fail "costs (above)"
 import json, sys
-s = json.load(open(sys.argv[1]))["vs_reference"]
-t = {k: v["time"] for k, v in s.items()}
-bad = 0
+idle = {k: v["time"] for k, v in json.load(open(sys.argv[1]))["vs_reference"].items()}
+capt = json.load(open(sys.argv[2]))["vs_reference"]["capture"]["time"]
 def show(what, r):
     print("%s: %+.2f%% (95%% %+.2f%% to %+.2f%%)" % (what, r["pct"], r["lo"], r["hi"]))
-show("A/A, unprofiled against unprofiled", t["none2"])
-show("idle cost, --on-demand against unprofiled (target <= 0.5%)", t["ondemand"])
-d = {k: t["capture"][k] - t["profile"][k] for k in ("pct",)}
-print("capture against a normal profile: %+.2f%% (capture %+.2f%%, profile %+.2f%%)" % (
-    d["pct"], t["capture"]["pct"], t["profile"]["pct"]))
-if not t["none2"]["lo"] <= 0 <= t["none2"]["hi"]:
-    print("FAIL: the A/A check reads a difference: this machine cannot resolve the costs"); bad = 1
-if t["ondemand"]["pct"] > 0.5:
-    print("FAIL: idle cost %+.2f%% above 0.5%%" % t["ondemand"]["pct"]); bad = 1
-if abs(d["pct"]) > 2:
-    print("FAIL: a capture costs %+.2f%% against a normal profile" % d["pct"]); bad = 1
+show("A/A, unprofiled against unprofiled", idle["none2"])
+show("idle cost, --on-demand against unprofiled (target <= 0.5%)", idle["ondemand"])
+show("a capture against a normal profile (target: the same)", capt)
+bad = 0
+if not idle["none2"]["lo"] <= 0 <= idle["none2"]["hi"]:
+    print("FAIL: the A/A check reads a difference: this run cannot resolve the idle cost"); bad = 1
+if idle["ondemand"]["pct"] > 0.5:
+    print("FAIL: idle cost %+.2f%% above 0.5%%" % idle["ondemand"]["pct"]); bad = 1
+if abs(capt["pct"]) > 2:
+    print("FAIL: a capture costs %+.2f%% against a normal profile" % capt["pct"]); bad = 1
 sys.exit(bad)
 PY
 
