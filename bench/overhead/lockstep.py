@@ -27,7 +27,9 @@ Stopping: between its turns a process and everything in its process group
 (a launcher such as gpuscope profile, and its threads) is stopped with
 SIGSTOP, so a configuration's background threads (a collector's writer, a
 sampler) run only in its own turns and their cost is counted there, not in
-the other configurations' blocks.  --no-stop leaves them running.
+the other configurations' blocks; a thread whose period is longer than a
+turn does its work at the start of every turn, so its cost is counted up to
+period / turn times over (lockstep.sh, PER).  --no-stop leaves them running.
 
 Processes: two processes of one command differ by a few per cent for as
 long as they live (where ASLR put their code and heap, which physical pages
