@@ -18,8 +18,9 @@ run.sh does, pair blocks seconds or minutes apart.
 Each COMMAND is a shell-quoted command line whose last words start the
 workload script; " --lockstep PREFIX" is appended to it.  The script runs
 its warm-up, then answers turns (turns.py).  The first configuration is the
-reference: each other one is reported as its blocks' ratio to the
-reference's block of the same round.  Two configurations with the same
+reference: each other one is reported as its difference to it (below,
+"Processes"; "rounds paired" is the same rounds' blocks compared with the
+processes pooled, the time pairing alone).  Two configurations with the same
 command (an A/A pair) show what the method itself reads when nothing
 differs: 0 within its interval.
 

@@ -62,18 +62,29 @@ if [ ! -x "$GPUSCOPE" ]; then
 	exit 2
 fi
 args=()
+# prof NAME [ENV...] [PROFILE-OPTION...] [-- WRAPPER...]: a configuration of $prog under
+# gpuscope profile; words before the first option are an env(1) prefix for profile, words after
+# "--" wrap the program inside it
+prof() {
+	local name=$1 pre="" opts="" post=""
+	shift
+	while [ $# -gt 0 ] && [[ $1 == *=* ]]; do pre+="$1 "; shift; done
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+="$1 "; shift; done
+	[ $# -gt 0 ] && shift && post="$* "
+	args+=(--config "$name=${pre:+env $pre}$GPUSCOPE profile ${opts}-o {dir}/{copy} -- $post$prog")
+}
 for c in $CONFIGS; do
 	case $c in
 	none|none2) args+=(--config "$c=$ref") ;;
-	ondemand)   args+=(--config "$c=$GPUSCOPE profile --on-demand -o {dir}/{copy} -- $prog") ;;
-	capture)    args+=(--config "$c=$GPUSCOPE profile --on-demand -o {dir}/{copy} -- $prog"
-	                   --after "$c=$GPUSCOPE capture --duration 36000 {copy}") ;;
-	profile)    args+=(--config "$c=$GPUSCOPE profile -o {dir}/{copy} -- $prog") ;;
-	od_nopy)    args+=(--config "$c=env GPUSCOPE_TORCH_MEM=0 $GPUSCOPE profile --on-demand -o {dir}/{copy} -- $prog") ;;
-	od_hz0)     args+=(--config "$c=$GPUSCOPE profile --on-demand --cpu-sample-hz 0 -o {dir}/{copy} -- $prog") ;;
-	od_tnone)   args+=(--config "$c=$GPUSCOPE profile --on-demand -t none -o {dir}/{copy} -- $prog") ;;
-	od_nometric) args+=(--config "$c=$GPUSCOPE profile --on-demand --no-gpu-metrics -o {dir}/{copy} -- $prog") ;;
-	od_noinject) args+=(--config "$c=$GPUSCOPE profile --on-demand -o {dir}/{copy} -- env -u CUDA_INJECTION64_PATH $prog") ;;
+	ondemand)    prof "$c" --on-demand ;;
+	capture)     prof "$c" --on-demand
+	             args+=(--after "$c=$GPUSCOPE capture --duration 36000 {copy}") ;;
+	profile)     prof "$c" ;;
+	od_nopy)     prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand ;;
+	od_hz0)      prof "$c" --on-demand --cpu-sample-hz 0 ;;
+	od_tnone)    prof "$c" --on-demand -t none ;;
+	od_nometric) prof "$c" --on-demand --no-gpu-metrics ;;
+	od_noinject) prof "$c" --on-demand -- env -u CUDA_INJECTION64_PATH ;;
 	*) echo "lockstep.sh: unknown configuration '$c'" >&2; exit 2 ;;
 	esac
 done
