@@ -39,6 +39,12 @@
 #            lockstep (bench/overhead/lockstep.sh: none, none2 (A/A),
 #            ondemand, capture, profile; LS_COPIES processes each, LS_RUN_S)  ~200 s
 #   lsc      the same on ResNet-50 (workload c)                            ~200 s
+#   hooks    where the launch-bound step's idle cost could go: the
+#            launching thread's calls per step into the collector's
+#            OS-runtime wrappers (hookcount.so), what one lock wrapper
+#            costs (bench/nvtx mutex, rwlock), and perf profiles of the
+#            launching thread unprofiled and under --on-demand (needs
+#            .device/tools.txz: scripts/device-tools.sh)                   ~150 s
 # ("overhead" means "ab c".)  A device call is at most 10 minutes: split the
 # parts over calls, e.g. PARTS="tests ab", then PARTS="c sampler".
 # Each part packs its results into $OUT/NAME.tgz (and every part's log into
@@ -188,6 +194,23 @@ lockstep() {     # lockstep NAME W: bench/overhead/lockstep.sh into $w/NAME
 part_lsb() { lockstep lsb b; }
 part_lsc() { lockstep lsc c; }
 
+part_hooks() {
+	export CUDA_VISIBLE_DEVICES=0
+	mkdir -p "$w/hooks"
+	for _ in 1 2; do
+		LD_PRELOAD=$B/bench/hookcount.so python3 bench/overhead/torch_step.py --count-hooks --steps 300
+	done 2>&1 | tee "$w/hooks/count-b.txt"
+	CASES="mutex rwlock" timeout 120 bash bench/nvtx/run.sh "$B" 5 2>&1 | tee "$w/hooks/nvtx.txt"
+	if [ -f .device/tools.txz ]; then
+		mkdir -p /tmp/gstools && tar xJf .device/tools.txz -C /tmp/gstools
+		PERF=/tmp/gstools/tools/perf STRACE=/tmp/gstools/tools/strace BUILD=$B OUT=$w/hooks/where \
+			CONFIGS="${HOOKS_CONFIGS:-none gpuscope+--on-demand}" COMM=python3 STEPS=${HOOKS_STEPS:-15000} \
+			STRACE_STEPS=300 \
+			timeout "$LIMIT_S" bash bench/overhead/where.sh
+	fi
+	pack hooks hooks
+}
+
 part_apimode() {
 	export CUDA_VISIBLE_DEVICES=0
 	local kinds=GPUSCOPE_CUPTI_KINDS=kernel,memcpy,memset,memory
@@ -204,7 +227,7 @@ part_where() {
 		return
 	fi
 	mkdir -p /tmp/gstools && tar xJf .device/tools.txz -C /tmp/gstools
-	LD_LIBRARY_PATH=/tmp/gstools/tools/lib PERF=/tmp/gstools/tools/perf STRACE=/tmp/gstools/tools/strace \
+	PERF=/tmp/gstools/tools/perf STRACE=/tmp/gstools/tools/strace \
 		BUILD=$B OUT=$w/where CONFIGS=${WHERE_CONFIGS:-none floor gpuscope+--trace=cuda} \
 		timeout "$LIMIT_S" bash bench/overhead/where.sh
 	pack where where
@@ -215,7 +238,7 @@ case ${PIN:-} in cores:*) PIN=$(bash bench/overhead/cpus.sh "${PIN#cores:}"); sa
 case ${PIN_A:-} in cores:*) PIN_A=$(bash bench/overhead/cpus.sh "${PIN_A#cores:}"); say "PIN_A=$PIN_A" ;; esac
 case ${PIN_C:-} in cores:*) PIN_C=$(bash bench/overhead/cpus.sh "${PIN_C#cores:}"); say "PIN_C=$PIN_C" ;; esac
 
-for p in comm tests zoo sampler topo diag diaga ab c pm ondemand odb lsb lsc apimode where; do
+for p in comm tests zoo sampler topo diag diaga ab c pm ondemand odb lsb lsc hooks apimode where; do
 	part "$p"
 done
 say "== total $(( $(date +%s) - t0 )) s"

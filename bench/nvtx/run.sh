@@ -21,7 +21,12 @@ g=$b/gpuscope
 [ -x "$g" ] || { echo "run.sh: build gpuscope first (bash scripts/build.sh $b)" >&2; exit 1; }
 tmp=$(mktemp -d /tmp/gs-bench-nvtx.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-cc -O2 -std=c11 -D_GNU_SOURCE -I/usr/local/cuda/include bench/nvtx/bench_nvtx.c -ldl -o "$tmp/bench"
+# a machine without a compiler (the GPU machine) takes the one bench/overhead/build.sh built
+if [ -x "$b/bench/bench_nvtx" ]; then
+  cp "$b/bench/bench_nvtx" "$tmp/bench"
+else
+  cc -O2 -std=c11 -D_GNU_SOURCE -I/usr/local/cuda/include bench/nvtx/bench_nvtx.c -ldl -o "$tmp/bench"
+fi
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 

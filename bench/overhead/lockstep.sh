@@ -16,6 +16,11 @@
 #   od_nometric without GPU metrics (--no-gpu-metrics)
 #   od_noinject without CUDA's injection of the collector (CUDA_INJECTION64_PATH
 #               unset in the program: the collector is preloaded only)
+#   od_off      all of the five above off at once: the collector's writer thread,
+#               its wrappers and profile's process are what is left
+#   preload     the unprofiled program with the collector preloaded and never
+#               started (no GPUSCOPE_DIR: no thread, every wrapper a jump): what
+#               the library's presence alone costs
 # Workloads (W): b the launch-bound PyTorch step (torch_step.py, 20-step blocks),
 # c ResNet-50 (resnet_step.py, 2-step blocks), bcpu the step of b on the CPU
 # (size 32, for a machine without a GPU; its reference runs an idle thread,
@@ -85,6 +90,8 @@ for c in $CONFIGS; do
 	od_tnone)    prof "$c" --on-demand -t none ;;
 	od_nometric) prof "$c" --on-demand --no-gpu-metrics ;;
 	od_noinject) prof "$c" --on-demand -- env -u CUDA_INJECTION64_PATH ;;
+	od_off)      prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand -t none --no-gpu-metrics --cpu-sample-hz 0 ;;
+	preload)     args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect.so $ref") ;;
 	*) echo "lockstep.sh: unknown configuration '$c'" >&2; exit 2 ;;
 	esac
 done

@@ -3,6 +3,7 @@
 usage: torch_step.py [--torch-profiler JSON] [--steps N] [--blocks K]
                      [--lockstep PREFIX [--per N] [--warm W] [--pin-cpu C]]
                      [--device cpu|cuda] [--size N] [--idle-thread]
+                     [--count-hooks]
 Prints "us_per_step X"; with --torch-profiler the steps run inside
 torch.profiler (CPU+CUDA) and the trace is written to JSON ("-": not written).
 With --blocks K the steps run in K blocks, each ended by a synchronize, and
@@ -30,6 +31,9 @@ takes glibc's and libstdc++'s single-threaded fast paths (malloc without
 atomics, shared_ptr counts without atomics), which any second thread, such
 as a collector's, turns off; a CUDA process has threads anyway, a CPU-only
 reference run needs this one to be compared with a collector's.
+--count-hooks (with bench/overhead/hookcount.so preloaded) runs --steps steps
+and prints "hooks_per_step NAME=N ...": the launching thread's calls per
+step of the functions gpuscope's collector interposes (hookcount.c).
 """
 import argparse
 import contextlib
@@ -49,6 +53,7 @@ ap.add_argument("--pin-cpu", type=int, default=-1)
 ap.add_argument("--device", default="cuda")
 ap.add_argument("--size", type=int, default=256)
 ap.add_argument("--idle-thread", action="store_true")
+ap.add_argument("--count-hooks", action="store_true")
 args = ap.parse_args()
 if args.idle_thread:
     import threading
@@ -69,6 +74,23 @@ def step():
 for _ in range(30):
     step()
 sync()
+
+if args.count_hooks:
+    import ctypes
+    import sys
+    try:
+        hc = ctypes.CDLL(None).hookcount_thread
+    except AttributeError:
+        sys.exit("torch_step.py: --count-hooks needs LD_PRELOAD=.../hookcount.so")
+    ctypes.CDLL(None).hookcount_reset()
+    for _ in range(args.steps):
+        step()
+    sync()
+    buf = ctypes.create_string_buffer(4096)
+    hc(buf, len(buf))
+    counts = [kv.split("=") for kv in buf.value.decode().split()]
+    print("hooks_per_step " + " ".join("%s=%.2f" % (k, int(v) / args.steps) for k, v in counts))
+    sys.exit(0)
 
 if args.lockstep:
     import os

@@ -4,10 +4,16 @@
 # the launch-bound PyTorch step (workload b) under several configurations.
 #
 # Environment: BUILD (build folder), OUT (results), PERF / STRACE (tools),
-#   STEPS (3000), STRACE_STEPS (300), CONFIGS ("none floor gpuscope+--trace=cuda").
+#   STEPS (3000), STRACE_STEPS (300), CONFIGS ("none floor gpuscope+--trace=cuda"),
+#   COMM (only the threads of this name in the by-library and by-symbol
+#   reports: python3 is the launching thread), STEP_ARGS (more torch_step.py
+#   arguments, e.g. "--pin-cpu 3").
 # Writes per configuration: $OUT/<config>.dso.txt (self time by library),
 #   <config>.sym.txt (top symbols of libcupti, libcuda, the collector, the
-#   kernel), <config>.comm.txt (by thread name), <config>.strace.txt.
+#   kernel), <config>.top.txt (the top symbols of every library),
+#   <config>.comm.txt (by thread name), <config>.strace.txt.
+# The program runs with the LD_LIBRARY_PATH this script was given (the
+# tools of scripts/device-tools.sh set their own for themselves only).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/configs.sh"
@@ -18,6 +24,10 @@ STRACE=${STRACE:-strace}
 STEPS=${STEPS:-3000}
 STRACE_STEPS=${STRACE_STEPS:-300}
 CONFIGS=${CONFIGS:-none floor gpuscope+--trace=cuda}
+COMM=${COMM:-}
+comm=()
+[ -n "$COMM" ] && comm=(--comms "$COMM")
+ldlp=${LD_LIBRARY_PATH-}
 mkdir -p "$OUT"
 tmp=$(mktemp -d)
 
@@ -41,15 +51,18 @@ prefix() {
 for c in $CONFIGS; do
 	name=$(echo "$c" | tr -c 'A-Za-z0-9._\n-' '_')
 	mapfile -t pre < <(prefix "$c")
-	cmd=("${pre[@]}" python3 "$here/torch_step.py" --steps "$STEPS")
+	# shellcheck disable=SC2206
+	cmd=(env "LD_LIBRARY_PATH=$ldlp" "${pre[@]}" python3 "$here/torch_step.py" ${STEP_ARGS:-} --steps "$STEPS")
 	echo "== $c"
 	timeout 120 "$PERF" record -F 2999 -o "$tmp/perf.data" -- "${cmd[@]}" >"$OUT/$name.run.txt" 2>&1
 	tail -2 "$OUT/$name.run.txt"
-	timeout 120 "$PERF" report -i "$tmp/perf.data" --no-children --sort dso --stdio 2>/dev/null |
+	timeout 120 "$PERF" report -i "$tmp/perf.data" --no-children "${comm[@]}" --sort dso --stdio 2>/dev/null |
 		grep -v '^$' | head -40 >"$OUT/$name.dso.txt"
 	timeout 120 "$PERF" report -i "$tmp/perf.data" --no-children --sort comm --stdio 2>/dev/null |
 		grep -v '^$' | head -30 >"$OUT/$name.comm.txt"
-	timeout 180 "$PERF" report -i "$tmp/perf.data" --no-children --sort dso,sym --stdio \
+	timeout 120 "$PERF" report -i "$tmp/perf.data" --no-children "${comm[@]}" --sort dso,sym --stdio 2>/dev/null |
+		grep -v '^$' | head -70 >"$OUT/$name.top.txt"
+	timeout 180 "$PERF" report -i "$tmp/perf.data" --no-children "${comm[@]}" --sort dso,sym --stdio \
 		--dsos "libcupti.so.13,libcuda.so.1,libgpuscope-collect.so,[kernel.kallsyms],libc.so.6" 2>/dev/null |
 		grep -v '^$' | head -80 >"$OUT/$name.sym.txt"
 	head -25 "$OUT/$name.dso.txt"

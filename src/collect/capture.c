@@ -31,7 +31,8 @@
 
 /* ---- capture ---- */
 
-static _Atomic int capture_on;
+/* internal.h: records are kept now (outside a capture range or an on-demand capture: 0) */
+_Atomic int cl_capture_on;
 static _Atomic int capture_done;
 static int timed;
 static uint64_t rec_from, rec_until = UINT64_MAX;
@@ -85,7 +86,7 @@ int cl_recording(void)
 {
 	if (!atomic_load_explicit(&cl_live, memory_order_relaxed))
 		return 0;
-	if (!atomic_load_explicit(&capture_on, memory_order_relaxed))
+	if (!atomic_load_explicit(&cl_capture_on, memory_order_relaxed))
 		return 0;
 	if (timed) {
 		uint64_t t = cl_now();
@@ -113,7 +114,7 @@ static void emit_capture(unsigned what, uint64_t time, uint32_t id)
 
 int cl_capturing(void)
 {
-	return atomic_load_explicit(&capture_on, memory_order_relaxed);
+	return atomic_load_explicit(&cl_capture_on, memory_order_relaxed);
 }
 
 /*
@@ -129,7 +130,7 @@ uint32_t cl_capture_begin_by(unsigned trigger, uint32_t steps, uint64_t duration
 	/* on demand, past the last window a capture is refused rather than left open */
 	if (cl_config.on_demand && atomic_load(&ncwin) >= CAPTURE_WINDOWS)
 		return 0;
-	if (atomic_load(&capture_done) || atomic_exchange(&capture_on, 1))
+	if (atomic_load(&capture_done) || atomic_exchange(&cl_capture_on, 1))
 		return 0;
 	now = cl_now();
 	window_edge(1, now);
@@ -151,7 +152,7 @@ void cl_capture_end(void)
 {
 	uint64_t now;
 
-	if (!atomic_exchange(&capture_on, 0))
+	if (!atomic_exchange(&cl_capture_on, 0))
 		return;
 	now = cl_now();
 	window_edge(0, now);
@@ -260,6 +261,6 @@ void cl_capture_init(void)
 		if (cl_config.duration_ns)
 			rec_until = rec_from + cl_config.duration_ns;
 	}
-	atomic_store(&capture_on, cl_config.capture_mode == CL_CAPTURE_NONE && !cl_config.on_demand);
+	atomic_store(&cl_capture_on, cl_config.capture_mode == CL_CAPTURE_NONE && !cl_config.on_demand);
 	atomic_store(&ncwin, 0);
 }

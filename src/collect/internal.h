@@ -95,6 +95,12 @@ void cl_thread_release(struct cl_thread *t);
 
 /* Set once cl_init() succeeded and until the process's stream ended. */
 extern _Atomic int cl_live;
+/*
+ * What cl_capturing() reads (capture.c): 1 while records are kept (always,
+ * in a plain profile), 0 outside a capture range and, under --on-demand,
+ * outside a capture.  Read directly where a function call would cost.
+ */
+extern _Atomic int cl_capture_on;
 /* The calling thread's state: NULL before its first record, CL_DEAD after its exit. */
 extern __thread struct cl_thread *cl_self CL_TLS;
 #define CL_DEAD ((struct cl_thread *)1)

@@ -4,11 +4,14 @@
  * an inner range "work" and a nanosleep (an OS-runtime call), for SECONDS
  * seconds; a mark "tick" with the milliseconds since the start as payload
  * every step.  With SLOW (a step number), that step takes SLOW_FACTOR
- * times as long (the step_time trigger's test).
+ * times as long (the step_time trigger's test).  With OD_LOCK=1 in the
+ * environment, "work" also takes a mutex that a second thread holds 3 ms
+ * out of every 4 (a contended lock, an OS-runtime wait of up to 3 ms).
  *
  *   od_target SECONDS STEP_MS [SLOW]
  */
 #include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,14 +26,40 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&lock);
+		sleep_ms(3);
+		pthread_mutex_unlock(&lock);
+		sleep_ms(1);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	double secs, t0 = now_ms();
 	long step_ms, slow = -1;
 	char name[64];
+	const char *ol = getenv("OD_LOCK");
+	int locking = ol && *ol == '1';
+	pthread_t th;
 
 	if (argc < 3)
 		return 2;
+	if (locking && pthread_create(&th, NULL, holder, NULL) != 0)
+		return 1;
 	secs = atof(argv[1]);
 	step_ms = atol(argv[2]);
 	if (argc > 3)
@@ -50,6 +79,10 @@ int main(int argc, char **argv)
 		nvtxMarkEx(&a);
 		nvtxRangePushA("work");
 		nanosleep(&ts, NULL);
+		if (locking) {
+			pthread_mutex_lock(&lock);
+			pthread_mutex_unlock(&lock);
+		}
 		nvtxRangePop();
 		nvtxRangePop();
 	}

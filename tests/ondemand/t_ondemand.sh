@@ -128,6 +128,16 @@ expect_ge "${n:-0}" 20 "repeated nvtx range: captures"
 expect_eq "$(grep -cE '^  [0-9]+  nvtx ' info)" "$n" "repeated nvtx range: trigger"
 expect_eq "$(count rep.gpuscope 'capture edges')" $((2 * n)) "repeated nvtx range: edges"
 
+# lock waits are traced inside a capture only (outside one a lock wrapper is a jump to the
+# real function, docs/always-on.md "Cost"); the ring keeps the other OS-runtime calls
+OD_LOCK=1 "$GPUSCOPE" profile --on-demand --ring-s 0.5 -o lidle -- "$OD_TARGET" 0.6 10 2>err
+"$GPUSCOPE" dump --type osrt lidle.gpuscope >o
+expect_eq "$(grep -c 'func=pthread_mutex_lock ' o || true)" 0 "idle: lock waits in the ring"
+expect_ge "$(grep -c 'func=nanosleep ' o || true)" 10 "idle: sleeps in the ring"
+OD_LOCK=1 "$GPUSCOPE" profile --on-demand --ring-s 0.05 -c nvtx -p work -o lcap -- "$OD_TARGET" 0.6 10 2>err
+"$GPUSCOPE" dump --type osrt lcap.gpuscope >o
+expect_ge "$(grep -c 'func=pthread_mutex_lock ' o || true)" 10 "captures: lock waits"
+
 # a monitor alert's --on-alert calls `gpuscope capture` (a recorded H200 replay crossing 600 W)
 replay=${GS_SOURCE_DIR:-}/tests/data/nvml/h200.load.jsonl
 if [ -f "$replay" ]; then
