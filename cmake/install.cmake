@@ -5,6 +5,8 @@
 #   lib/gpuscope/libgpuscope-collect.so   (found by gpuscope as
 #                                          BINDIR/../lib/gpuscope, or by the
 #                                          install prefix compiled in)
+#   lib/gpuscope/libgpuscope-collect-nolock.so  (the same without lock
+#                                          wrappers: profile --on-demand)
 #   lib/gpuscope/gpuscope_site/           (the Python start-up hook, docs/memory.md:
 #                                          profile finds it beside the collector)
 #   lib/gpuscope/examples/demo            (the bundled CPU demo)
@@ -17,7 +19,7 @@
 
 install(TARGETS gpuscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET gpuscope-collect)
-  install(TARGETS gpuscope-collect LIBRARY DESTINATION ${GS_COLLECTOR_INSTALL_DIR})
+  install(TARGETS gpuscope-collect gpuscope-collect-nolock LIBRARY DESTINATION ${GS_COLLECTOR_INSTALL_DIR})
 endif()
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/src/collect/python/gpuscope_site
   DESTINATION ${GS_COLLECTOR_INSTALL_DIR} FILES_MATCHING PATTERN "*.py")

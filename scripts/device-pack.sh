@@ -12,7 +12,7 @@ dest=${2:-.device/b}
 rm -rf "$dest"
 mkdir -p "$dest"
 {
-	for f in gpuscope libgpuscope-collect.so cuda_report_check bench_sampler bench/floor.so bench/hookcount.so bench/bench_nvtx; do
+	for f in gpuscope libgpuscope-collect.so libgpuscope-collect-nolock.so cuda_report_check bench_sampler bench/floor.so bench/hookcount.so bench/bench_nvtx; do
 		[ -e "$src/$f" ] && echo "$f"
 	done
 	(cd "$src" && find tests/gpu examples/zoo -maxdepth 1 -type f \( -name 'gpu_*' -o -name 'zoo-*' \))

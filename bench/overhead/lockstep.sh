@@ -7,6 +7,7 @@
 #   none2     unprofiled again: the A/A check (0 within its interval, or the
 #             method reads something that is not there)
 #   ondemand  gpuscope profile --on-demand, never triggered (issue 23's idle cost)
+#   od_locks  the same with --lock-waits (the collector with its lock wrappers)
 #   capture   gpuscope profile --on-demand, one capture open for the whole run
 #   profile   gpuscope profile (a normal profile: what a capture should cost)
 # and, to find where an idle cost goes, ondemand with one part off:
@@ -21,6 +22,8 @@
 #   preload     the unprofiled program with the collector preloaded and never
 #               started (no GPUSCOPE_DIR: no thread, every wrapper a jump): what
 #               the library's presence alone costs
+#   preload_nl  the same with the build without lock wrappers (what --on-demand
+#               preloads)
 # Workloads (W): b the launch-bound PyTorch step (torch_step.py, 20-step blocks),
 # c ResNet-50 (resnet_step.py, 2-step blocks), bcpu the step of b on the CPU
 # (size 32, for a machine without a GPU; its reference runs an idle thread,
@@ -82,6 +85,7 @@ for c in $CONFIGS; do
 	case $c in
 	none|none2) args+=(--config "$c=$ref") ;;
 	ondemand)    prof "$c" --on-demand ;;
+	od_locks)    prof "$c" --on-demand --lock-waits ;;
 	capture)     prof "$c" --on-demand
 	             args+=(--after "$c=$GPUSCOPE capture --duration 36000 {copy}") ;;
 	profile)     prof "$c" ;;
@@ -92,6 +96,7 @@ for c in $CONFIGS; do
 	od_noinject) prof "$c" --on-demand -- env -u CUDA_INJECTION64_PATH ;;
 	od_off)      prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand -t none --no-gpu-metrics --cpu-sample-hz 0 ;;
 	preload)     args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect.so $ref") ;;
+	preload_nl)  args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect-nolock.so $ref") ;;
 	*) echo "lockstep.sh: unknown configuration '$c'" >&2; exit 2 ;;
 	esac
 done

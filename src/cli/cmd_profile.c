@@ -46,7 +46,7 @@ enum {
 	OPT_DURATION = 'd', OPT_NVTX_CAPTURE = 'p',
 	OPT_OSRT_THRESHOLD = 256, OPT_CPU_HZ, OPT_CAPTURE_END, OPT_GPU_METRICS, OPT_NO_GPU_METRICS,
 	OPT_CUDA_ALL, OPT_STATS, OPT_ANALYZE, OPT_HTML, OPT_KMETRICS, OPT_KFILTER, OPT_KCOUNT,
-	OPT_PM, OPT_TORCH_HISTORY, OPT_ON_DEMAND, OPT_RING_S, OPT_RING_MB, OPT_TRIGGER, OPT_STEP_RANGE,
+	OPT_PM, OPT_TORCH_HISTORY, OPT_ON_DEMAND, OPT_RING_S, OPT_RING_MB, OPT_TRIGGER, OPT_STEP_RANGE, OPT_LOCK_WAITS,
 };
 
 /* The nsys spellings (-t, -c, -p, -y, -d, -f true, --stats=true) are docs/nsys-options.md's. */
@@ -109,6 +109,9 @@ static const struct cli_opt profile_opts[] = {
 	{ "step-range", 0, OPT_STEP_RANGE, ARG_REQUIRED, "NAME",
 	  "with --on-demand: NVTX push/pop ranges whose name starts with NAME are steps\n"
 	  "(default ProfilerStep)", NULL, 0 },
+	{ "lock-waits", 0, OPT_LOCK_WAITS, ARG_NONE, NULL,
+	  "with --on-demand: captures also record contended mutex and rwlock locks (costs the\n"
+	  "idle program its lock wrappers: about 2 ns a lock, docs/always-on.md)", NULL, 0 },
 	{ "stats", 0, OPT_STATS, ARG_BOOL, NULL, "print `gpuscope stats` of the report afterwards", NULL, 0 },
 	{ "analyze", 0, OPT_ANALYZE, ARG_NONE, NULL, "print `gpuscope analyze` of the report afterwards",
 	  NULL, 0 },
@@ -162,6 +165,7 @@ struct profile_opts {
 	uint64_t ring_ns;
 	unsigned ring_mb;
 	const char *trigger, *step_range;
+	int lock_waits;           /* --lock-waits: the collector with its lock wrappers under --on-demand */
 	int gpu_trigger;          /* TRIGGER_TEMP or TRIGGER_MEM_USED: watched here, on the NVML samples */
 	double gpu_trigger_v;
 };
@@ -656,6 +660,29 @@ static char *find_collector(void)
 	error("collector library 'libgpuscope-collect.so' not found next to '%s', in '%s/%s' or in "
 	      "'%s' (set GPUSCOPE_COLLECTOR)", exe, dir, GS_COLLECTOR_REL, GS_COLLECTOR_DIR);
 	return NULL;
+}
+
+/*
+ * Without OS-runtime tracing, and under --on-demand without --lock-waits:
+ * the collector built without lock wrappers, libgpuscope-collect-nolock.so
+ * beside @lib (which it replaces, freed), when it is there; else @lib.  Idle, a lock wrapper
+ * costs about 2 ns even when it only jumps on, and a launch-bound PyTorch
+ * step takes 1,840 locks (docs/always-on.md, "Cost").
+ */
+static char *collector_nolock(char *lib)
+{
+	const char *base = strrchr(lib, '/');
+	char *p;
+
+	if (!base || strcmp(base + 1, "libgpuscope-collect.so"))
+		return lib;   /* GPUSCOPE_COLLECTOR named another file: that one */
+	p = xstrfmt("%.*s/libgpuscope-collect-nolock.so", (int)(base - lib), lib);
+	if (access(p, R_OK) < 0) {
+		free(p);
+		return lib;
+	}
+	free(lib);
+	return p;
 }
 
 static void setenv_u64(const char *name, uint64_t v)
@@ -1306,6 +1333,9 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 			}
 			break;
 		}
+		case OPT_LOCK_WAITS:
+			o->lock_waits = 1;
+			break;
 		case OPT_STEP_RANGE:
 			if (!*optarg)
 				return usage_error(profile_usage, "--step-range needs a name");
@@ -1348,8 +1378,10 @@ static int parse_args(int argc, char **argv, struct profile_opts *o, int *first)
 	if (o->pm_us && o->kernel_metrics)
 		return usage_error(profile_usage, "--pm-sampling and --kernel-metrics cannot share the GPU's counters: "
 				   "use one per run");
-	if (!o->on_demand && (o->ring_ns || o->ring_mb || o->trigger || o->gpu_trigger || o->step_range))
-		return usage_error(profile_usage, "--ring-s, --ring-mb, --trigger and --step-range need --on-demand");
+	if (!o->on_demand && (o->ring_ns || o->ring_mb || o->trigger || o->gpu_trigger || o->step_range ||
+			      o->lock_waits))
+		return usage_error(profile_usage, "--ring-s, --ring-mb, --trigger, --step-range and --lock-waits "
+				   "need --on-demand");
 	if (o->on_demand && (o->delay_ns || o->duration_ns))
 		return usage_error(profile_usage, "--on-demand records on a trigger, not by --delay/--duration: "
 				   "`gpuscope capture --duration S` bounds a capture");
@@ -1434,6 +1466,8 @@ int cmd_profile(int argc, char **argv)
 		free(out);
 		return EXIT_FAIL;
 	}
+	if (!(o.trace & TR_OSRT) || (o.on_demand && !o.lock_waits))
+		lib = collector_nolock(lib);
 	if (o.on_demand) {
 		const char *base = strrchr(out, '/');
 		size_t n;

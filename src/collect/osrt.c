@@ -416,9 +416,11 @@ CL_EXPORT void closefrom(int lowfd)
 		return name##_traced(m);                                       \
 	}
 
+#ifndef CL_NO_LOCK_HOOKS   /* libgpuscope-collect-nolock.so (src/collect/CMakeLists.txt) */
 WRAP_LOCK(pthread_mutex_lock, pthread_mutex_trylock, OSRT_MUTEX_LOCK, pthread_mutex_t)
 WRAP_LOCK(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, OSRT_RWLOCK_RDLOCK, pthread_rwlock_t)
 WRAP_LOCK(pthread_rwlock_wrlock, pthread_rwlock_trywrlock, OSRT_RWLOCK_WRLOCK, pthread_rwlock_t)
+#endif
 
 /* ---- threads ---- */
 

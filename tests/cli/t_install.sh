@@ -9,6 +9,7 @@ cmake --install "$GS_BUILD_DIR" --prefix "$P" >"$T/install.log" 2>&1 || fail "cm
 lib=$(find "$P" -name libgpuscope-collect.so)
 [ -n "$lib" ] || fail "no libgpuscope-collect.so installed"
 case $lib in */lib*/gpuscope/libgpuscope-collect.so) ;; *) fail "collector at '$lib'";; esac
+[ -f "$(dirname "$lib")/libgpuscope-collect-nolock.so" ] || fail "no libgpuscope-collect-nolock.so beside it"
 [ -s "$P/share/man/man1/gpuscope-profile.1" ] || fail "no man page gpuscope-profile.1"
 [ -s "$P/share/man/man1/gpuscope.1" ] || fail "no man page gpuscope.1"
 [ -s "$P/share/bash-completion/completions/gpuscope" ] || fail "no bash completion"
@@ -24,6 +25,10 @@ grep -q "wrote 'demo.gpuscope'" "$T/err" || fail "no report written: $(cat "$T/e
 "$P/bin/gpuscope" info demo.gpuscope >"$T/info" || fail "installed info"
 grep -q 'threads' "$T/info" || fail "info: $(cat "$T/info")"
 grep -q 'loader' "$T/info" || fail "the demo's threads are not in the report: $(cat "$T/info")"
+# without OS-runtime tracing profile preloads the collector without lock wrappers, from the prefix
+env -u GPUSCOPE_COLLECTOR "$P/bin/gpuscope" profile -t nvtx -o maps -- sh -c 'grep -o "[^ ]*gpuscope-collect[^ ]*" /proc/$$/maps | sort -u' \
+  >"$T/maps" 2>"$T/err" || fail "installed profile -t nvtx: $(cat "$T/err")"
+[ "$(cat "$T/maps")" = "$(dirname "$lib")/libgpuscope-collect-nolock.so" ] || fail "-t nvtx preloaded: $(cat "$T/maps")"
 if command -v man >/dev/null && command -v groff >/dev/null; then
   MANPATH=$P/share/man man -w gpuscope-stats >/dev/null 2>&1 || fail "man gpuscope-stats not found in the prefix"
 fi
@@ -32,7 +37,7 @@ if command -v cpack >/dev/null && command -v dpkg-deb >/dev/null; then
   (cd "$GS_BUILD_DIR" && cpack -G DEB -B "$T/pkg") >"$T/cpack.log" 2>&1 || fail "cpack -G DEB: $(tail -5 "$T/cpack.log")"
   deb=$(ls "$T"/pkg/*.deb)
   dpkg-deb -c "$deb" >"$T/deb"
-  for f in ./usr/bin/gpuscope /gpuscope/libgpuscope-collect.so ./usr/share/man/man1/gpuscope-profile.1 \
+  for f in ./usr/bin/gpuscope /gpuscope/libgpuscope-collect.so /gpuscope/libgpuscope-collect-nolock.so ./usr/share/man/man1/gpuscope-profile.1 \
            ./usr/share/bash-completion/completions/gpuscope; do
     grep -q -- "$f" "$T/deb" || fail "the package lacks $f"
   done
