@@ -665,9 +665,9 @@ static char *find_collector(void)
 /*
  * Without OS-runtime tracing, and under --on-demand without --lock-waits:
  * the collector built without lock wrappers, libgpuscope-collect-nolock.so
- * beside @lib (which it replaces, freed), when it is there; else @lib.  Idle, a lock wrapper
- * costs about 2 ns even when it only jumps on, and a launch-bound PyTorch
- * step takes 1,840 locks (docs/always-on.md, "Cost").
+ * beside @lib (which it replaces, freed), when it is there; else @lib.
+ * Idle, a lock wrapper costs about 2 ns even when it only jumps on, and a
+ * launch-bound PyTorch step takes 1,840 locks (docs/always-on.md, "Cost").
  */
 static char *collector_nolock(char *lib)
 {

@@ -374,16 +374,19 @@ CL_EXPORT void closefrom(int lowfd)
  * ---- locks: time only the contended case ----
  *
  * The try comes first, before the guard: an uncontended lock (nearly all
- * of them, and the CUDA driver and CUPTI take several per kernel launch)
- * costs one extra indirect call, nothing else (bench/nvtx, "mutex").
+ * of them) costs one extra indirect call and the try.  Outside a capture
+ * (--on-demand idle, or outside a capture range) a wrapper jumps to the
+ * real function before any other work, so the flight recorder's ring holds
+ * no lock waits and a capture's records have them from its start.
  *
- * Outside a capture (--on-demand idle, or outside a capture range) a lock
- * wrapper is a jump to the real function, before any other work: a
- * launch-bound PyTorch step takes about 1,800 locks (H200: 1,180 mutex,
- * 660 rwlock locks a step of 40 operations, bench/overhead/hookcount.c),
- * and the wrappers' own code was 0.5% of that step's time there (perf,
- * bench/results/hooks-h200-2026-12-02/).  So the flight recorder's ring
- * holds no lock waits; a capture's records have them from its start.
+ * Even the jump costs 1.8-2.8 ns a lock on the H200 machine (bench/nvtx,
+ * "mutex", "rwlock"), and a launch-bound PyTorch step takes 1,840 of them
+ * (1,180 mutex and 660 rwlock locks a step of 40 operations,
+ * bench/overhead/hookcount.c): half of --on-demand's idle cost there
+ * (bench/results/lockstep-b-h200-2026-12-02/).  So this file is compiled a
+ * second time without the lock wrappers (CL_NO_LOCK_HOOKS:
+ * libgpuscope-collect-nolock.so), which profile preloads under --on-demand
+ * without --lock-waits and when OS-runtime calls are not traced.
  */
 #define WRAP_LOCK(name, tryname, func, type)                                    \
 	static int (*name##_real)(type *);                                     \
