@@ -34,7 +34,9 @@
 #   PIN_CPU (the CPU of every launching thread; default: the fourth CPU this
 #   script may use, away from CPU 0's interrupts), OUT (./lockstep-out),
 #   PYTHON (python3), PER (steps per timed block: the workload's default, 20
-#   for b, 2 for c).  Between its turns a process is stopped whole, its
+#   for b, 2 for c), STOP (1; 0: processes are not stopped between their turns,
+#   lockstep.py --no-stop: their background threads run at their own rates,
+#   beside the other configurations' blocks).  Between its turns a process is stopped whole, its
 #   collector's threads too, so a thread that wakes every P ms does its work
 #   at the start of each turn when the turn is shorter than P: with blocks
 #   shorter than the collector's longest period (the allocator hook's 100 ms)
@@ -58,6 +60,8 @@ if [ -z "${PIN_CPU:-}" ]; then
 	PIN_CPU=$($PYTHON -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[min(3, len(c) - 1)])')
 fi
 per=${PER:+--per $PER}
+nostop=()
+[ "${STOP:-1}" = 0 ] && nostop=(--no-stop)
 case $W in
 b)    prog="$PYTHON $here/torch_step.py --pin-cpu $PIN_CPU $per"; ref="$prog" ;;
 bcpu) prog="$PYTHON $here/torch_step.py --device cpu --size 32 --pin-cpu $PIN_CPU $per"
@@ -101,6 +105,6 @@ for c in $CONFIGS; do
 	esac
 done
 mkdir -p "$OUT"
-echo "lockstep.sh: W=$W COPIES=$COPIES RUN_S=$RUN_S PER=${PER:-default} PIN_CPU=$PIN_CPU on $(getconf _NPROCESSORS_ONLN) CPUs" | tee "$OUT/setup.txt"
+echo "lockstep.sh: W=$W COPIES=$COPIES RUN_S=$RUN_S PER=${PER:-default} STOP=${STOP:-1} PIN_CPU=$PIN_CPU on $(getconf _NPROCESSORS_ONLN) CPUs" | tee "$OUT/setup.txt"
 $PYTHON "$here/lockstep.py" --copies "$COPIES" --seconds "$RUN_S" --rounds "$ROUNDS" \
-	--out "$OUT" "${args[@]}"
+	"${nostop[@]}" --out "$OUT" "${args[@]}"
