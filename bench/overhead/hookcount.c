@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,33 +69,29 @@ EXPORT void hookcount_reset(void)
 	memset(counts, 0, sizeof(counts));
 }
 
-EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
-{
-	static int (*real)(pthread_mutex_t *);
+/* COUNTED - a counting wrapper: @ret type, @name symbol, @c its counter, @params and @args */
+#define COUNTED(ret, name, c, params, args)                                    \
+	EXPORT ret name params                                                 \
+	{                                                                      \
+		static ret (*real) params;                                     \
+		REAL(real, #name);                                             \
+		counts[c]++;                                                   \
+		return real args;                                              \
+	}
 
-	REAL(real, "pthread_mutex_lock");
-	counts[C_MUTEX_LOCK]++;
-	return real(m);
-}
+COUNTED(int, pthread_mutex_lock, C_MUTEX_LOCK, (pthread_mutex_t *m), (m))
+COUNTED(int, pthread_rwlock_rdlock, C_RWLOCK_RD, (pthread_rwlock_t *l), (l))
+COUNTED(int, pthread_rwlock_wrlock, C_RWLOCK_WR, (pthread_rwlock_t *l), (l))
+COUNTED(ssize_t, read, C_READ, (int fd, void *buf, size_t n), (fd, buf, n))
+COUNTED(ssize_t, write, C_WRITE, (int fd, const void *buf, size_t n), (fd, buf, n))
+COUNTED(int, poll, C_POLL, (struct pollfd *p, nfds_t n, int ms), (p, n, ms))
+COUNTED(int, nanosleep, C_NANOSLEEP, (const struct timespec *req, struct timespec *rem), (req, rem))
+COUNTED(int, clock_nanosleep, C_CLOCK_NANOSLEEP,
+	(clockid_t clk, int fl, const struct timespec *req, struct timespec *rem), (clk, fl, req, rem))
+COUNTED(int, close, C_CLOSE, (int fd), (fd))
+COUNTED(int, sem_wait, C_SEM_WAIT, (sem_t *s), (s))
 
-EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
-{
-	static int (*real)(pthread_rwlock_t *);
-
-	REAL(real, "pthread_rwlock_rdlock");
-	counts[C_RWLOCK_RD]++;
-	return real(l);
-}
-
-EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
-{
-	static int (*real)(pthread_rwlock_t *);
-
-	REAL(real, "pthread_rwlock_wrlock");
-	counts[C_RWLOCK_WR]++;
-	return real(l);
-}
-
+/* the condition waits: glibc's default version is 2.3.2, the one programs link */
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	static int (*real)(pthread_cond_t *, pthread_mutex_t *);
@@ -127,51 +124,6 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	return real(fd, req, arg);
 }
 
-EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-	static ssize_t (*real)(int, void *, size_t);
-
-	REAL(real, "read");
-	counts[C_READ]++;
-	return real(fd, buf, n);
-}
-
-EXPORT ssize_t write(int fd, const void *buf, size_t n)
-{
-	static ssize_t (*real)(int, const void *, size_t);
-
-	REAL(real, "write");
-	counts[C_WRITE]++;
-	return real(fd, buf, n);
-}
-
-EXPORT int poll(struct pollfd *p, nfds_t n, int ms)
-{
-	static int (*real)(struct pollfd *, nfds_t, int);
-
-	REAL(real, "poll");
-	counts[C_POLL]++;
-	return real(p, n, ms);
-}
-
-EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
-{
-	static int (*real)(const struct timespec *, struct timespec *);
-
-	REAL(real, "nanosleep");
-	counts[C_NANOSLEEP]++;
-	return real(req, rem);
-}
-
-EXPORT int clock_nanosleep(clockid_t clk, int fl, const struct timespec *req, struct timespec *rem)
-{
-	static int (*real)(clockid_t, int, const struct timespec *, struct timespec *);
-
-	REAL(real, "clock_nanosleep");
-	counts[C_CLOCK_NANOSLEEP]++;
-	return real(clk, fl, req, rem);
-}
-
 EXPORT int open(const char *path, int flags, ...)
 {
 	static int (*real)(const char *, int, ...);
@@ -186,24 +138,4 @@ EXPORT int open(const char *path, int flags, ...)
 	REAL(real, "open");
 	counts[C_OPEN]++;
 	return real(path, flags, mode);
-}
-
-EXPORT int close(int fd)
-{
-	static int (*real)(int);
-
-	REAL(real, "close");
-	counts[C_CLOSE]++;
-	return real(fd);
-}
-
-#include <semaphore.h>
-
-EXPORT int sem_wait(sem_t *s)
-{
-	static int (*real)(sem_t *);
-
-	REAL(real, "sem_wait");
-	counts[C_SEM_WAIT]++;
-	return real(s);
 }
