@@ -4,9 +4,9 @@
 # libraries they need that a newer Ubuntu may lack, in one archive to carry.
 #   bash scripts/device-tools.sh [DEST]        (default .device/tools.txz)
 # The archive holds tools/perf and tools/strace, wrappers that run the
-# binaries in tools/bin with LD_LIBRARY_PATH=tools/lib (set for the tool
-# only: GS_TOOLS_LDLP keeps the caller's value, for the program it runs;
-# bench/overhead/where.sh puts it back), and tools/lib.  glibc's own
+# binaries in tools/bin with LD_LIBRARY_PATH=tools/lib, and tools/lib.  A
+# program the tool starts inherits that LD_LIBRARY_PATH: bench/overhead/where.sh
+# runs its program under `env LD_LIBRARY_PATH=<its own value>`.  glibc's own
 # libraries, libgcc_s and libstdc++ stay out: the machine's newer ones run
 # binaries built against older ones, and ours would not run its loader.
 set -eu
@@ -26,7 +26,7 @@ for t in perf strace; do
 	cat >"$tmp/tools/$t" <<WRAP
 #!/bin/sh
 d=\$(cd "\$(dirname "\$0")" && pwd)
-GS_TOOLS_LDLP=\${LD_LIBRARY_PATH-} LD_LIBRARY_PATH=\$d/lib exec "\$d/bin/$t" "\$@"
+LD_LIBRARY_PATH=\$d/lib exec "\$d/bin/$t" "\$@"
 WRAP
 	chmod +x "$tmp/tools/$t"
 done

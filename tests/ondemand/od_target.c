@@ -66,7 +66,6 @@ int main(int argc, char **argv)
 		slow = atol(argv[3]);
 	for (long i = 0; now_ms() - t0 < secs * 1e3; i++) {
 		long ms = i == slow ? step_ms * SLOW_FACTOR : step_ms;
-		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 		nvtxEventAttributes_t a = { 0 };
 		snprintf(name, sizeof(name), "ProfilerStep#%ld", i);
 		nvtxRangePushA(name);
@@ -78,7 +77,7 @@ int main(int argc, char **argv)
 		a.payload.ullValue = (unsigned long long)(now_ms() - t0);
 		nvtxMarkEx(&a);
 		nvtxRangePushA("work");
-		nanosleep(&ts, NULL);
+		sleep_ms(ms);
 		if (locking) {
 			pthread_mutex_lock(&lock);
 			pthread_mutex_unlock(&lock);

@@ -131,18 +131,16 @@ expect_eq "$(count rep.gpuscope 'capture edges')" $((2 * n)) "repeated nvtx rang
 # lock waits: by default --on-demand preloads the collector without lock wrappers (none
 # recorded, in captures either); with --lock-waits captures record them, and the ring still
 # has none (outside a capture a lock wrapper is a jump to the real function); docs/always-on.md
-lockwaits() { "$GPUSCOPE" dump --type osrt "$1" | grep -c 'func=pthread_mutex_lock ' || true; }
+osrt_count() { "$GPUSCOPE" dump --type osrt "$1" | grep -c "func=$2 " || true; }   # REPORT FUNC
 OD_LOCK=1 "$GPUSCOPE" profile --on-demand --ring-s 0.05 -c nvtx -p work -o lcap -- "$OD_TARGET" 0.6 10 2>err
-expect_eq "$(lockwaits lcap.gpuscope)" 0 "captures without --lock-waits: lock waits"
-expect_ge "$("$GPUSCOPE" dump --type osrt lcap.gpuscope | grep -c 'func=nanosleep ' || true)" 10 \
-  "captures without --lock-waits: sleeps"
+expect_eq "$(osrt_count lcap.gpuscope pthread_mutex_lock)" 0 "captures without --lock-waits: lock waits"
+expect_ge "$(osrt_count lcap.gpuscope nanosleep)" 10 "captures without --lock-waits: sleeps"
 OD_LOCK=1 "$GPUSCOPE" profile --on-demand --lock-waits --ring-s 0.05 -c nvtx -p work -o lcapw -- \
   "$OD_TARGET" 0.6 10 2>err
-expect_ge "$(lockwaits lcapw.gpuscope)" 10 "captures with --lock-waits: lock waits"
+expect_ge "$(osrt_count lcapw.gpuscope pthread_mutex_lock)" 10 "captures with --lock-waits: lock waits"
 OD_LOCK=1 "$GPUSCOPE" profile --on-demand --lock-waits --ring-s 0.5 -o lidle -- "$OD_TARGET" 0.6 10 2>err
-expect_eq "$(lockwaits lidle.gpuscope)" 0 "--lock-waits, never triggered: lock waits in the ring"
-expect_ge "$("$GPUSCOPE" dump --type osrt lidle.gpuscope | grep -c 'func=nanosleep ' || true)" 10 \
-  "--lock-waits, never triggered: sleeps in the ring"
+expect_eq "$(osrt_count lidle.gpuscope pthread_mutex_lock)" 0 "--lock-waits, never triggered: lock waits in the ring"
+expect_ge "$(osrt_count lidle.gpuscope nanosleep)" 10 "--lock-waits, never triggered: sleeps in the ring"
 rc=0; "$GPUSCOPE" profile --lock-waits -o bad -- "$OD_TARGET" 0.1 10 2>err || rc=$?
 expect_eq "$rc" 2 "--lock-waits without --on-demand: exit status"
 expect_grep "need --on-demand" err "--lock-waits without --on-demand: message"
