@@ -40,8 +40,8 @@
 #   stopped whole, its collector's threads too, so a thread that wakes every
 #   P ms does its work at the start of each turn when the turn is shorter
 #   than P: with blocks shorter than the collector's longest period (the
-#   allocator hook's 100 ms) its cost is counted up to P / turn times; PER=150 on b (about 100 ms)
-#   bounds that at 2x.
+#   allocator hook's 100 ms) its cost is counted up to P / turn times;
+#   PER=150 on b (about 100 ms) bounds that at 2x.
 # Writes $OUT/lockstep.txt (the summary), $OUT/blocks.csv (every block) and
 # each process's log.
 set -u
