@@ -78,16 +78,15 @@ sync()
 if args.count_hooks:
     import ctypes
     import sys
-    try:
-        hc = ctypes.CDLL(None).hookcount_thread
-    except AttributeError:
+    lib = ctypes.CDLL(None)
+    if not hasattr(lib, "hookcount_thread"):
         sys.exit("torch_step.py: --count-hooks needs LD_PRELOAD=.../hookcount.so")
-    ctypes.CDLL(None).hookcount_reset()
+    lib.hookcount_reset()
     for _ in range(args.steps):
         step()
     sync()
     buf = ctypes.create_string_buffer(4096)
-    hc(buf, len(buf))
+    lib.hookcount_thread(buf, len(buf))
     counts = [kv.split("=") for kv in buf.value.decode().split()]
     print("hooks_per_step " + " ".join("%s=%.2f" % (k, int(v) / args.steps) for k, v in counts))
     sys.exit(0)
