@@ -40,6 +40,9 @@
 #            ondemand, capture, profile; LS_COPIES processes each, LS_RUN_S;
 #            LS_STOP=0: processes not stopped between their turns)         ~200 s
 #   lsc      the same on ResNet-50 (workload c)                            ~200 s
+#   irq      the interrupts workload b's pinned CPU and the others take, per
+#            second, unprofiled, --on-demand idle and its parts
+#            (bench/overhead/irqs.py; IRQ_STEPS steps a run)                ~60 s
 #   hooks    where the launch-bound step's idle cost could go: the
 #            launching thread's calls per step into the collector's
 #            OS-runtime wrappers (hookcount.so), what one lock wrapper
@@ -196,6 +199,28 @@ lockstep() {     # lockstep NAME W: bench/overhead/lockstep.sh into $w/NAME
 part_lsb() { lockstep lsb b; }
 part_lsc() { lockstep lsc c; }
 
+part_irq() {
+	export CUDA_VISIBLE_DEVICES=0 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+	local cpu off="GPUSCOPE_TORCH_MEM=0 $B/gpuscope profile --on-demand -t none --no-gpu-metrics --cpu-sample-hz 0"
+	cpu=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[min(3, len(c) - 1)])')
+	mkdir -p "$w/irq"
+	local prog="python3 bench/overhead/torch_step.py --steps ${IRQ_STEPS:-20000} --blocks 20 --pin-cpu $cpu"
+	for round in 1 2; do
+		for c in none ondemand od_off od_offslow; do
+			case $c in
+			none)       cmd="$prog" ;;
+			ondemand)   cmd="$B/gpuscope profile --on-demand -o $w/irq/x -f -- $prog" ;;
+			od_off)     cmd="env $off -o $w/irq/x -f -- $prog" ;;
+			od_offslow) cmd="env GPUSCOPE_FLUSH_MS=1000 $off -o $w/irq/x -f -- $prog" ;;
+			esac
+			# shellcheck disable=SC2086
+			timeout 120 python3 bench/overhead/irqs.py --cpu "$cpu" --label "$c.$round" -- $cmd
+		done
+	done 2>&1 | tee "$w/irq/irqs.txt"
+	rm -f "$w/irq"/x*
+	pack irq irq
+}
+
 part_hooks() {
 	export CUDA_VISIBLE_DEVICES=0
 	mkdir -p "$w/hooks"
@@ -240,7 +265,7 @@ case ${PIN:-} in cores:*) PIN=$(bash bench/overhead/cpus.sh "${PIN#cores:}"); sa
 case ${PIN_A:-} in cores:*) PIN_A=$(bash bench/overhead/cpus.sh "${PIN_A#cores:}"); say "PIN_A=$PIN_A" ;; esac
 case ${PIN_C:-} in cores:*) PIN_C=$(bash bench/overhead/cpus.sh "${PIN_C#cores:}"); say "PIN_C=$PIN_C" ;; esac
 
-for p in comm tests zoo sampler topo diag diaga ab c pm ondemand odb lsb lsc hooks apimode where; do
+for p in comm tests zoo sampler topo diag diaga ab c pm ondemand odb irq lsb lsc hooks apimode where; do
 	part "$p"
 done
 say "== total $(( $(date +%s) - t0 )) s"

@@ -13,12 +13,17 @@
 # and, to find where an idle cost goes, ondemand with one part off:
 #   od_nopy     without the Python allocator hook (GPUSCOPE_TORCH_MEM=0)
 #   od_hz0      without CPU samples (--cpu-sample-hz 0)
-#   od_tnone    without NVTX and OS-runtime records (-t none)
+#   od_tnone    without NVTX, OS-runtime and CUDA (-t none: no CUDA injection
+#               either)
 #   od_nometric without GPU metrics (--no-gpu-metrics)
 #   od_noinject without CUDA's injection of the collector (CUDA_INJECTION64_PATH
 #               unset in the program: the collector is preloaded only)
 #   od_off      all of the five above off at once: the collector's writer thread,
 #               its wrappers and profile's process are what is left
+#   od_offslow  od_off with the writer waking once a second, not every 50 ms
+#               (GPUSCOPE_FLUSH_MS=1000): what the writer's wake-ups cost
+#   od_parent   profile's processes only (as od_off, but the program runs
+#               without the collector: LD_PRELOAD unset inside profile)
 #   preload     the unprofiled program with the collector preloaded and never
 #               started (no GPUSCOPE_DIR: no thread, every wrapper a jump): what
 #               the library's presence alone costs
@@ -99,6 +104,10 @@ for c in $CONFIGS; do
 	od_nometric) prof "$c" --on-demand --no-gpu-metrics ;;
 	od_noinject) prof "$c" --on-demand -- env -u CUDA_INJECTION64_PATH ;;
 	od_off)      prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand -t none --no-gpu-metrics --cpu-sample-hz 0 ;;
+	od_offslow)  prof "$c" GPUSCOPE_TORCH_MEM=0 GPUSCOPE_FLUSH_MS=1000 --on-demand -t none \
+	                 --no-gpu-metrics --cpu-sample-hz 0 ;;
+	od_parent)   prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand -t none --no-gpu-metrics --cpu-sample-hz 0 \
+	                 -- env -u LD_PRELOAD ;;
 	preload)     args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect.so $ref") ;;
 	preload_nl)  args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect-nolock.so $ref") ;;
 	*) echo "lockstep.sh: unknown configuration '$c'" >&2; exit 2 ;;
