@@ -24,6 +24,12 @@
 #               (GPUSCOPE_FLUSH_MS=1000): what the writer's wake-ups cost
 #   od_parent   profile's processes only (as od_off, but the program runs
 #               without the collector: LD_PRELOAD unset inside profile)
+#   od_small    ondemand with small reservations: a 64 MiB block pool
+#               (GPUSCOPE_MAX_BUFFER_MB) and a 2 MiB ring (--ring-mb 2)
+#   shift       unprofiled, with an 8 MiB + 4 KiB anonymous mapping made before
+#               torch loads (torch_step.py --map-kb): later mappings land where
+#               a collector's start-up mappings (its writer's stack) put them,
+#               a layout control
 #   preload     the unprofiled program with the collector preloaded and never
 #               started (no GPUSCOPE_DIR: no thread, every wrapper a jump): what
 #               the library's presence alone costs
@@ -108,6 +114,8 @@ for c in $CONFIGS; do
 	                 --no-gpu-metrics --cpu-sample-hz 0 ;;
 	od_parent)   prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand -t none --no-gpu-metrics --cpu-sample-hz 0 \
 	                 -- env -u LD_PRELOAD ;;
+	od_small)    prof "$c" GPUSCOPE_MAX_BUFFER_MB=64 --on-demand --ring-mb 2 ;;
+	shift)       args+=(--config "$c=$ref --map-kb 8196") ;;
 	preload)     args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect.so $ref") ;;
 	preload_nl)  args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect-nolock.so $ref") ;;
 	*) echo "lockstep.sh: unknown configuration '$c'" >&2; exit 2 ;;

@@ -3,7 +3,7 @@
 usage: torch_step.py [--torch-profiler JSON] [--steps N] [--blocks K]
                      [--lockstep PREFIX [--per N] [--warm W] [--pin-cpu C]]
                      [--device cpu|cuda] [--size N] [--idle-thread]
-                     [--count-hooks]
+                     [--count-hooks] [--map-kb N]
 Prints "us_per_step X"; with --torch-profiler the steps run inside
 torch.profiler (CPU+CUDA) and the trace is written to JSON ("-": not written).
 With --blocks K the steps run in K blocks, each ended by a synchronize, and
@@ -34,12 +34,15 @@ reference run needs this one to be compared with a collector's.
 --count-hooks (with bench/overhead/hookcount.so preloaded) runs --steps steps
 and prints "hooks_per_step NAME=N ...": the launching thread's calls per
 step of the functions gpuscope's collector interposes (hookcount.c).
+--map-kb N maps N KiB of anonymous memory before torch is imported and
+keeps it: every library and buffer mapped later lands N KiB lower, as
+behind a collector's start-up mappings (its block pool, ring and writer
+stack), which tells a layout effect from a collector's own cost.
 """
 import argparse
 import contextlib
+import mmap
 import time
-
-import torch
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--torch-profiler", metavar="JSON")
@@ -54,7 +57,14 @@ ap.add_argument("--device", default="cuda")
 ap.add_argument("--size", type=int, default=256)
 ap.add_argument("--idle-thread", action="store_true")
 ap.add_argument("--count-hooks", action="store_true")
+ap.add_argument("--map-kb", type=int, default=0)
 args = ap.parse_args()
+# --map-kb: an anonymous mapping made before torch and CUDA load, kept
+# for the whole run: every later mapping lands that much lower, as behind
+# a collector's start-up mappings (a layout control for lockstep.sh)
+held = mmap.mmap(-1, args.map_kb << 10) if args.map_kb > 0 else None
+
+import torch  # noqa: E402 (after --map-kb's mapping)
 if args.idle_thread:
     import threading
     threading.Thread(target=time.sleep, args=(1e9,), daemon=True).start()
