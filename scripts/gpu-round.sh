@@ -217,6 +217,23 @@ part_irq() {
 			timeout 120 python3 bench/overhead/irqs.py --cpu "$cpu" --label "$c.$round" -- $cmd
 		done
 	done 2>&1 | tee "$w/irq/irqs.txt"
+	# the system calls that make other CPUs take interrupts, per step: the
+	# difference between a run of 2,300 steps and one of 300 (start-up cancels)
+	if [ -f .device/tools.txz ]; then
+		mkdir -p /tmp/gstools && tar xJf .device/tools.txz -C /tmp/gstools
+		for c in none od_off; do
+			for n in 300 2300; do
+				p="python3 bench/overhead/torch_step.py --steps $n --pin-cpu $cpu"
+				case $c in
+				none)   cmd="$p" ;;
+				od_off) cmd="env $off -o $w/irq/x -f -- $p" ;;
+				esac
+				# shellcheck disable=SC2086
+				timeout 120 /tmp/gstools/tools/strace -f -c -e trace=%memory,futex,ioctl,ppoll,poll \
+					-o "$w/irq/strace-$c-$n.txt" env LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" $cmd
+			done
+		done
+	fi
 	rm -f "$w/irq"/x*
 	pack irq irq
 }
