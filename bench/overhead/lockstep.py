@@ -59,6 +59,11 @@ the first round (for instance a `gpuscope capture` that keeps it
 capturing).  In any COMMAND, {dir} is the output directory and {copy} the
 process's own name (NAME.K), to give each one its own report.
 
+SIGTERM (a time limit) ends the rounds early: the summary keeps the rounds
+run, and the exit status is 1.  The figures are written before the
+processes are told to end (they end side by side; a profile writing its
+report takes seconds), and again with their exit statuses once they have.
+
 Writes DIR/lockstep.txt (the summary, also printed), DIR/summary.json (each
 configuration's difference to the reference, "time" and "cpu": pct, lo,
 hi), DIR/blocks.csv (round, process, configuration, order in the round,
@@ -135,7 +140,7 @@ class Proc:
         self.blocks.append(fig)
         return fig
 
-    def finish(self):
+    def quit(self):
         self.signal(signal.SIGCONT)
         try:
             if self.go:
@@ -143,6 +148,10 @@ class Proc:
                 self.go.close()
         except BrokenPipeError:
             pass
+        self.go = None
+
+    def finish(self):
+        self.quit()
         try:
             rc = self.p.wait(timeout=120)
         except subprocess.TimeoutExpired:
@@ -235,6 +244,50 @@ def summary(names, procs, rounds, rng, stopped, copies, seed, table):
     return lines
 
 
+class Stopped(Exception):
+    """SIGTERM (timeout(1), a device's time limit): end the rounds, keep what was measured."""
+
+
+def on_term(sig, frame):
+    raise Stopped()
+
+
+def write_results(out, names, procs, rows, rounds, skip, rng, stop, copies, seed, rcs):
+    """blocks.csv, lockstep.txt and summary.json; @rcs None: the processes have not ended yet."""
+    with open(os.path.join(out, "blocks.csv"), "w") as f:
+        f.write("round,process,config,order,us_per_step,cpu_us_per_step\n")
+        for r, n, c, k, fig in rows:
+            f.write("%d,%s,%s,%d,%s\n" % (r, n, c, k, ",".join("%.3f" % x for x in fig)))
+    for p in procs:  # a round cut short is not compared, nor the skipped ones
+        p.kept = p.blocks[skip:rounds]
+    table = {}
+    if rounds > skip:
+        lines = summary(names, [KeptView(p) for p in procs], rounds - skip, rng, stop,
+                        copies, seed, table)
+    else:
+        lines = ["lockstep: no round to compare (%d run, the first %d skipped)" % (rounds, skip)]
+    if rcs is None:
+        lines.append("exit: (the processes are ending)")
+        bad = []
+    else:
+        bad = ["%s %d" % (n, rc) for n, rc in rcs.items() if rc]
+        lines.append("exit: " + (", ".join(bad) if bad else "all 0"))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(out, "lockstep.txt"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump({"reference": names[0], "rounds": max(0, rounds - skip), "copies": copies,
+                   "vs_reference": table, "exit": rcs}, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return text, bad
+
+
+class KeptView:
+    """A process as summary() sees it: its compared blocks only."""
+    def __init__(self, p):
+        self.config, self.name, self.blocks = p.config, p.name, p.kept
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", action="append", default=[], metavar="NAME=COMMAND")
@@ -267,6 +320,8 @@ def main():
     rows = []
     rounds = 0
     rcs = {}
+    stopped = False
+    signal.signal(signal.SIGTERM, on_term)
     try:
         for k in range(1, a.copies + 1):
             for n, c in configs:
@@ -289,34 +344,27 @@ def main():
             for k, p in enumerate(order):
                 rows.append((rounds, p.name, p.config, k, p.turn()))
             rounds += 1
+    except Stopped:
+        stopped = True
+        print("lockstep: stopped (SIGTERM) after %d rounds: the summary keeps them" % rounds)
     finally:
+        # the figures first: the processes' ends (a profile writing its
+        # report each) take seconds, and a time limit may fall meanwhile
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        write_results(out, names, procs, rows, rounds, a.skip, random.Random(a.seed), stop,
+                      a.copies, a.seed, None)
+        for p in procs:
+            p.quit()   # all at once: they end side by side
         for p in procs:
             rcs[p.name] = p.finish()
         for f in os.listdir(fifo_dir):
             os.unlink(os.path.join(fifo_dir, f))
         os.rmdir(fifo_dir)
 
-    with open(os.path.join(out, "blocks.csv"), "w") as f:
-        f.write("round,process,config,order,us_per_step,cpu_us_per_step\n")
-        for r, n, c, k, fig in rows:
-            f.write("%d,%s,%s,%d,%s\n" % (r, n, c, k, ",".join("%.3f" % x for x in fig)))
-    for p in procs:  # a round cut short by an error is not compared, nor the skipped ones
-        del p.blocks[rounds:]
-        del p.blocks[:a.skip]
-    rounds = max(0, rounds - a.skip)
-    table = {}
-    lines = summary(names, procs, rounds, rng, stop, a.copies, a.seed, table)
-    bad = ["%s %d" % (n, rc) for n, rc in rcs.items() if rc]
-    lines.append("exit: " + (", ".join(bad) if bad else "all 0"))
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(out, "lockstep.txt"), "w") as f:
-        f.write(text)
-    with open(os.path.join(out, "summary.json"), "w") as f:
-        json.dump({"reference": names[0], "rounds": rounds, "copies": a.copies,
-                   "vs_reference": table, "exit": rcs}, f, indent=1, sort_keys=True)
-        f.write("\n")
+    text, bad = write_results(out, names, procs, rows, rounds, a.skip, random.Random(a.seed),
+                              stop, a.copies, a.seed, rcs)
     sys.stdout.write(text)
-    return 1 if bad else 0
+    return 1 if bad or stopped else 0
 
 
 if __name__ == "__main__":

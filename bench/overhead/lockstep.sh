@@ -123,5 +123,5 @@ for c in $CONFIGS; do
 done
 mkdir -p "$OUT"
 echo "lockstep.sh: W=$W COPIES=$COPIES RUN_S=$RUN_S PER=${PER:-default} STOP=${STOP:-1} PIN_CPU=$PIN_CPU on $(getconf _NPROCESSORS_ONLN) CPUs" | tee "$OUT/setup.txt"
-$PYTHON "$here/lockstep.py" --copies "$COPIES" --seconds "$RUN_S" --rounds "$ROUNDS" \
+exec $PYTHON "$here/lockstep.py" --copies "$COPIES" --seconds "$RUN_S" --rounds "$ROUNDS" \
 	"${nostop[@]}" --out "$OUT" "${args[@]}"
