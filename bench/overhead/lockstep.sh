@@ -30,6 +30,13 @@
 #               torch loads (torch_step.py --map-kb): later mappings land where
 #               a collector's start-up mappings (its writer's stack) put them,
 #               a layout control
+#   early       unprofiled, with a sleeping thread started before torch loads
+#               (torch_step.py --early-thread: a collector's writer starts
+#               before the program does)
+#   mimic       unprofiled, with what a started collector does to the process
+#               and nothing else: the mapping of shift, the early thread and
+#               handlers for the fatal signals on an alternate stack
+#               (--faulthandler)
 #   preload     the unprofiled program with the collector preloaded and never
 #               started (no GPUSCOPE_DIR: no thread, every wrapper a jump): what
 #               the library's presence alone costs
@@ -116,6 +123,8 @@ for c in $CONFIGS; do
 	                 -- env -u LD_PRELOAD ;;
 	od_small)    prof "$c" GPUSCOPE_MAX_BUFFER_MB=64 --on-demand --ring-mb 2 ;;
 	shift)       args+=(--config "$c=$ref --map-kb 8196") ;;
+	early)       args+=(--config "$c=$ref --early-thread") ;;
+	mimic)       args+=(--config "$c=$ref --map-kb 8196 --early-thread --faulthandler") ;;
 	preload)     args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect.so $ref") ;;
 	preload_nl)  args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect-nolock.so $ref") ;;
 	*) echo "lockstep.sh: unknown configuration '$c'" >&2; exit 2 ;;

@@ -3,7 +3,8 @@
 usage: torch_step.py [--torch-profiler JSON] [--steps N] [--blocks K]
                      [--lockstep PREFIX [--per N] [--warm W] [--pin-cpu C]]
                      [--device cpu|cuda] [--size N] [--idle-thread]
-                     [--count-hooks] [--map-kb N]
+                     [--count-hooks] [--map-kb N] [--early-thread]
+                     [--faulthandler]
 Prints "us_per_step X"; with --torch-profiler the steps run inside
 torch.profiler (CPU+CUDA) and the trace is written to JSON ("-": not written).
 With --blocks K the steps run in K blocks, each ended by a synchronize, and
@@ -38,6 +39,10 @@ step of the functions gpuscope's collector interposes (hookcount.c).
 keeps it: every library and buffer mapped later lands N KiB lower, as
 behind a collector's start-up mappings (its block pool, ring and writer
 stack), which tells a layout effect from a collector's own cost.
+--early-thread starts the sleeping thread of --idle-thread before torch is
+imported (a preloaded collector starts its writer before the program
+runs), and --faulthandler installs Python's handlers for the fatal signals
+on an alternate stack (as a collector does) before it too.
 """
 import argparse
 import contextlib
@@ -58,11 +63,21 @@ ap.add_argument("--size", type=int, default=256)
 ap.add_argument("--idle-thread", action="store_true")
 ap.add_argument("--count-hooks", action="store_true")
 ap.add_argument("--map-kb", type=int, default=0)
+ap.add_argument("--early-thread", action="store_true")
+ap.add_argument("--faulthandler", action="store_true")
 args = ap.parse_args()
-# --map-kb: an anonymous mapping made before torch and CUDA load, kept
-# for the whole run: every later mapping lands that much lower, as behind
-# a collector's start-up mappings (a layout control for lockstep.sh)
+# --map-kb, --early-thread, --faulthandler: what a collector's start does
+# to a process, done before torch and CUDA load, without a collector
+# (controls for lockstep.sh): an anonymous mapping kept for the whole run
+# (every later mapping lands that much lower), a thread that sleeps, and
+# handlers for the fatal signals on an alternate stack
 held = mmap.mmap(-1, args.map_kb << 10) if args.map_kb > 0 else None
+if args.early_thread:
+    import threading
+    threading.Thread(target=time.sleep, args=(1e9,), daemon=True).start()
+if args.faulthandler:
+    import faulthandler
+    faulthandler.enable()
 
 import torch  # noqa: E402 (after --map-kb's mapping)
 if args.idle_thread:
