@@ -34,8 +34,10 @@
 #               (torch_step.py --early-thread: a collector's writer starts
 #               before the program does)
 #   mimic       unprofiled, with what a started collector does to the process
-#               and nothing else: the mapping of shift, the early thread and
-#               handlers for the fatal signals on an alternate stack
+#               and nothing else: mappings of the sizes an idle collector makes
+#               (a 2 GiB pool and an 8 MiB stage before its writer thread starts,
+#               a 64 MiB malloc arena and a 64 MiB ring after), the early thread,
+#               and handlers for the fatal signals on an alternate stack
 #               (--faulthandler)
 #   preload     the unprofiled program with the collector preloaded and never
 #               started (no GPUSCOPE_DIR: no thread, every wrapper a jump): what
@@ -124,7 +126,7 @@ for c in $CONFIGS; do
 	od_small)    prof "$c" GPUSCOPE_MAX_BUFFER_MB=64 --on-demand --ring-mb 2 ;;
 	shift)       args+=(--config "$c=$ref --map-kb 8196") ;;
 	early)       args+=(--config "$c=$ref --early-thread") ;;
-	mimic)       args+=(--config "$c=$ref --map-kb 8196 --early-thread --faulthandler") ;;
+	mimic)       args+=(--config "$c=$ref --map-kb 2097152,8276 --early-thread --map-late-kb 65536,65536 --faulthandler") ;;
 	preload)     args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect.so $ref") ;;
 	preload_nl)  args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect-nolock.so $ref") ;;
 	*) echo "lockstep.sh: unknown configuration '$c'" >&2; exit 2 ;;

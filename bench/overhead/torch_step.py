@@ -3,7 +3,8 @@
 usage: torch_step.py [--torch-profiler JSON] [--steps N] [--blocks K]
                      [--lockstep PREFIX [--per N] [--warm W] [--pin-cpu C]]
                      [--device cpu|cuda] [--size N] [--idle-thread]
-                     [--count-hooks] [--map-kb N] [--early-thread]
+                     [--count-hooks] [--map-kb N,...] [--map-late-kb N,...]
+                     [--early-thread]
                      [--faulthandler]
 Prints "us_per_step X"; with --torch-profiler the steps run inside
 torch.profiler (CPU+CUDA) and the trace is written to JSON ("-": not written).
@@ -35,14 +36,15 @@ reference run needs this one to be compared with a collector's.
 --count-hooks (with bench/overhead/hookcount.so preloaded) runs --steps steps
 and prints "hooks_per_step NAME=N ...": the launching thread's calls per
 step of the functions gpuscope's collector interposes (hookcount.c).
---map-kb N maps N KiB of anonymous memory before torch is imported and
-keeps it: every library and buffer mapped later lands N KiB lower, as
-behind a collector's start-up mappings (its block pool, ring and writer
-stack), which tells a layout effect from a collector's own cost.
---early-thread starts the sleeping thread of --idle-thread before torch is
-imported (a preloaded collector starts its writer before the program
-runs), and --faulthandler installs Python's handlers for the fatal signals
-on an alternate stack (as a collector does) before it too.
+--map-kb N[,N...] maps private anonymous memory of each size (KiB) before
+torch is imported, never touched and kept: every library and buffer mapped
+later lands that much lower, as behind a collector's start-up mappings
+(its block pool, ring and writer stack), which tells a layout effect from a
+collector's own cost.  --early-thread starts the sleeping thread of
+--idle-thread before torch is imported (a preloaded collector starts its
+writer before the program runs), after the --map-kb mappings and before
+the --map-late-kb ones; --faulthandler installs Python's handlers for the
+fatal signals on an alternate stack (as a collector does) before it too.
 """
 import argparse
 import contextlib
@@ -62,7 +64,8 @@ ap.add_argument("--device", default="cuda")
 ap.add_argument("--size", type=int, default=256)
 ap.add_argument("--idle-thread", action="store_true")
 ap.add_argument("--count-hooks", action="store_true")
-ap.add_argument("--map-kb", type=int, default=0)
+ap.add_argument("--map-kb", default="")
+ap.add_argument("--map-late-kb", default="")
 ap.add_argument("--early-thread", action="store_true")
 ap.add_argument("--faulthandler", action="store_true")
 args = ap.parse_args()
@@ -71,10 +74,19 @@ args = ap.parse_args()
 # (controls for lockstep.sh): an anonymous mapping kept for the whole run
 # (every later mapping lands that much lower), a thread that sleeps, and
 # handlers for the fatal signals on an alternate stack
-held = mmap.mmap(-1, args.map_kb << 10) if args.map_kb > 0 else None
+
+
+def private_maps(kbs):
+    """Private anonymous mappings of each size in the comma list @kbs (KiB), never touched."""
+    return [mmap.mmap(-1, int(k) << 10, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            for k in kbs.split(",") if k and int(k) > 0]
+
+
+held = private_maps(args.map_kb)
 if args.early_thread:
     import threading
     threading.Thread(target=time.sleep, args=(1e9,), daemon=True).start()
+held += private_maps(args.map_late_kb)
 if args.faulthandler:
     import faulthandler
     faulthandler.enable()
