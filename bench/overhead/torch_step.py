@@ -69,12 +69,8 @@ ap.add_argument("--map-late-kb", default="")
 ap.add_argument("--early-thread", action="store_true")
 ap.add_argument("--faulthandler", action="store_true")
 args = ap.parse_args()
-# --map-kb, --early-thread, --faulthandler: what a collector's start does
-# to a process, done before torch and CUDA load, without a collector
-# (controls for lockstep.sh): an anonymous mapping kept for the whole run
-# (every later mapping lands that much lower), a thread that sleeps, and
-# handlers for the fatal signals on an alternate stack
-
+# --map-kb, --early-thread, --map-late-kb, --faulthandler (the docstring
+# says why): before torch and CUDA load
 
 def private_maps(kbs):
     """Private anonymous mappings of each size in the comma list @kbs (KiB), never touched."""
