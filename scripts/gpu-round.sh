@@ -204,17 +204,20 @@ part_irq() {
 	local cpu off="GPUSCOPE_TORCH_MEM=0 $B/gpuscope profile --on-demand -t none --no-gpu-metrics --cpu-sample-hz 0"
 	cpu=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[min(3, len(c) - 1)])')
 	mkdir -p "$w/irq"
-	local prog="python3 bench/overhead/torch_step.py --steps ${IRQ_STEPS:-20000} --blocks 20 --pin-cpu $cpu"
+	irq_cmd() {   # CONFIG STEPS [ARGS...]: workload b under CONFIG
+		local prog="python3 bench/overhead/torch_step.py --steps $2 --pin-cpu $cpu ${*:3}"
+		case $1 in
+		none)       echo "$prog" ;;
+		ondemand)   echo "$B/gpuscope profile --on-demand -o $w/irq/x -f -- $prog" ;;
+		od_off)     echo "env $off -o $w/irq/x -f -- $prog" ;;
+		od_offslow) echo "env GPUSCOPE_FLUSH_MS=1000 $off -o $w/irq/x -f -- $prog" ;;
+		esac
+	}
 	for round in 1 2; do
 		for c in none ondemand od_off od_offslow; do
-			case $c in
-			none)       cmd="$prog" ;;
-			ondemand)   cmd="$B/gpuscope profile --on-demand -o $w/irq/x -f -- $prog" ;;
-			od_off)     cmd="env $off -o $w/irq/x -f -- $prog" ;;
-			od_offslow) cmd="env GPUSCOPE_FLUSH_MS=1000 $off -o $w/irq/x -f -- $prog" ;;
-			esac
-			# shellcheck disable=SC2086
-			timeout 120 python3 bench/overhead/irqs.py --cpu "$cpu" --label "$c.$round" -- $cmd
+			# shellcheck disable=SC2046
+			timeout 120 python3 bench/overhead/irqs.py --cpu "$cpu" --label "$c.$round" -- \
+				$(irq_cmd "$c" "${IRQ_STEPS:-20000}" --blocks 20)
 		done
 	done 2>&1 | tee "$w/irq/irqs.txt"
 	# the system calls that make other CPUs take interrupts, per step: the
@@ -223,14 +226,10 @@ part_irq() {
 		mkdir -p /tmp/gstools && tar xJf .device/tools.txz -C /tmp/gstools
 		for c in none od_off; do
 			for n in 300 2300; do
-				p="python3 bench/overhead/torch_step.py --steps $n --pin-cpu $cpu"
-				case $c in
-				none)   cmd="$p" ;;
-				od_off) cmd="env $off -o $w/irq/x -f -- $p" ;;
-				esac
-				# shellcheck disable=SC2086
+				# shellcheck disable=SC2046
 				timeout 120 /tmp/gstools/tools/strace -f -c -e trace=%memory,futex,ioctl,ppoll,poll \
-					-o "$w/irq/strace-$c-$n.txt" env LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" $cmd
+					-o "$w/irq/strace-$c-$n.txt" env LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
+					$(irq_cmd "$c" "$n")
 			done
 		done
 	fi

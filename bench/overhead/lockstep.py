@@ -252,40 +252,44 @@ def on_term(sig, frame):
     raise Stopped()
 
 
-def write_results(out, names, procs, rows, rounds, skip, rng, stop, copies, seed, rcs):
-    """blocks.csv, lockstep.txt and summary.json; @rcs None: the processes have not ended yet."""
+class Compared:
+    """A process as summary() sees it: its blocks of the compared rounds only."""
+    def __init__(self, p, blocks):
+        self.config, self.name, self.blocks = p.config, p.name, blocks
+
+
+def results(names, procs, rounds, skip, stop, copies, seed):
+    """The summary's lines (without the exit line) and its table, of the rounds run."""
+    table = {}
+    if rounds <= skip:
+        return ["lockstep: no round to compare (%d run, the first %d skipped)" % (rounds, skip)], table
+    # a round cut short is not compared, nor the skipped ones
+    kept = [Compared(p, p.blocks[skip:rounds]) for p in procs]
+    return summary(names, kept, rounds - skip, random.Random(seed), stop, copies, seed, table), table
+
+
+def write_blocks(out, rows):
     with open(os.path.join(out, "blocks.csv"), "w") as f:
         f.write("round,process,config,order,us_per_step,cpu_us_per_step\n")
         for r, n, c, k, fig in rows:
             f.write("%d,%s,%s,%d,%s\n" % (r, n, c, k, ",".join("%.3f" % x for x in fig)))
-    for p in procs:  # a round cut short is not compared, nor the skipped ones
-        p.kept = p.blocks[skip:rounds]
-    table = {}
-    if rounds > skip:
-        lines = summary(names, [KeptView(p) for p in procs], rounds - skip, rng, stop,
-                        copies, seed, table)
-    else:
-        lines = ["lockstep: no round to compare (%d run, the first %d skipped)" % (rounds, skip)]
+
+
+def write_summary(out, names, lines, table, rounds, copies, rcs):
+    """lockstep.txt and summary.json; @rcs None: the processes have not ended yet."""
     if rcs is None:
-        lines.append("exit: (the processes are ending)")
-        bad = []
+        bad, end = [], "exit: (the processes are ending)"
     else:
         bad = ["%s %d" % (n, rc) for n, rc in rcs.items() if rc]
-        lines.append("exit: " + (", ".join(bad) if bad else "all 0"))
-    text = "\n".join(lines) + "\n"
+        end = "exit: " + (", ".join(bad) if bad else "all 0")
+    text = "\n".join(lines + [end]) + "\n"
     with open(os.path.join(out, "lockstep.txt"), "w") as f:
         f.write(text)
     with open(os.path.join(out, "summary.json"), "w") as f:
-        json.dump({"reference": names[0], "rounds": max(0, rounds - skip), "copies": copies,
+        json.dump({"reference": names[0], "rounds": rounds, "copies": copies,
                    "vs_reference": table, "exit": rcs}, f, indent=1, sort_keys=True)
         f.write("\n")
     return text, bad
-
-
-class KeptView:
-    """A process as summary() sees it: its compared blocks only."""
-    def __init__(self, p):
-        self.config, self.name, self.blocks = p.config, p.name, p.kept
 
 
 def main():
@@ -351,8 +355,10 @@ def main():
         # the figures first: the processes' ends (a profile writing its
         # report each) take seconds, and a time limit may fall meanwhile
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        write_results(out, names, procs, rows, rounds, a.skip, random.Random(a.seed), stop,
-                      a.copies, a.seed, None)
+        write_blocks(out, rows)
+        lines, table = results(names, procs, rounds, a.skip, stop, a.copies, a.seed)
+        compared = max(0, rounds - a.skip)
+        write_summary(out, names, lines, table, compared, a.copies, None)
         for p in procs:
             p.quit()   # all at once: they end side by side
         for p in procs:
@@ -361,8 +367,7 @@ def main():
             os.unlink(os.path.join(fifo_dir, f))
         os.rmdir(fifo_dir)
 
-    text, bad = write_results(out, names, procs, rows, rounds, a.skip, random.Random(a.seed),
-                              stop, a.copies, a.seed, rcs)
+    text, bad = write_summary(out, names, lines, table, compared, a.copies, rcs)
     sys.stdout.write(text)
     return 1 if bad or stopped else 0
 

@@ -69,8 +69,13 @@ ap.add_argument("--map-late-kb", default="")
 ap.add_argument("--early-thread", action="store_true")
 ap.add_argument("--faulthandler", action="store_true")
 args = ap.parse_args()
-# --map-kb, --early-thread, --map-late-kb, --faulthandler (the docstring
-# says why): before torch and CUDA load
+
+
+def sleeping_thread():
+    """--idle-thread, --early-thread: one more thread, asleep for the whole run."""
+    import threading
+    threading.Thread(target=time.sleep, args=(1e9,), daemon=True).start()
+
 
 def private_maps(kbs):
     """Private anonymous mappings of each size in the comma list @kbs (KiB), never touched."""
@@ -78,10 +83,11 @@ def private_maps(kbs):
             for k in kbs.split(",") if k and int(k) > 0]
 
 
+# --map-kb, --early-thread, --map-late-kb, --faulthandler (the docstring
+# says why): before torch and CUDA load
 held = private_maps(args.map_kb)
 if args.early_thread:
-    import threading
-    threading.Thread(target=time.sleep, args=(1e9,), daemon=True).start()
+    sleeping_thread()
 held += private_maps(args.map_late_kb)
 if args.faulthandler:
     import faulthandler
@@ -89,8 +95,7 @@ if args.faulthandler:
 
 import torch  # noqa: E402 (after --map-kb's mapping)
 if args.idle_thread:
-    import threading
-    threading.Thread(target=time.sleep, args=(1e9,), daemon=True).start()
+    sleeping_thread()
 
 x = torch.randn(args.size, args.size, device=args.device)
 w = torch.randn(args.size, args.size, device=args.device)
