@@ -24,6 +24,13 @@
 #               (GPUSCOPE_FLUSH_MS=1000): what the writer's wake-ups cost
 #   od_parent   profile's processes only (as od_off, but the program runs
 #               without the collector: LD_PRELOAD unset inside profile)
+# and od_off with one part back on, the other way to find it:
+#   od_py       od_off with the allocator hook (its 100 ms samples)
+#   od_hz       od_off with CPU samples (100 a second)
+#   od_met      od_off with GPU metrics
+#   od_tr       od_off with NVTX, OS-runtime and CUDA's injection (-t default)
+#   od_py1s     ondemand with the allocator hook sampling once a second
+#               (GPUSCOPE_TORCH_MEM_MS=1000)
 #   od_small    ondemand with small reservations: a 64 MiB block pool
 #               (GPUSCOPE_MAX_BUFFER_MB) and a 2 MiB ring (--ring-mb 2)
 #   shift       unprofiled, with an 8 MiB + 4 KiB anonymous mapping made before
@@ -39,6 +46,13 @@
 #               a 64 MiB malloc arena and a 64 MiB ring after), the early thread,
 #               and handlers for the fatal signals on an alternate stack
 #               (--faulthandler)
+#   none_r      unprofiled, with a random mapping of 0-2 MiB first
+#               (torch_step.py --map-random-kb 2048): its processes' layouts differ
+#               even where the kernel does not randomise them
+#   od_r        ondemand, with the same random mapping (TORCH_STEP_MAP_RANDOM_KB)
+#   gil         unprofiled, with a thread taking the interpreter lock for about
+#               20 us every 100 ms (torch_step.py --gil-thread-ms 100), as the
+#               allocator hook's periodic sample does
 #   preload     the unprofiled program with the collector preloaded and never
 #               started (no GPUSCOPE_DIR: no thread, every wrapper a jump): what
 #               the library's presence alone costs
@@ -123,10 +137,18 @@ for c in $CONFIGS; do
 	                 --no-gpu-metrics --cpu-sample-hz 0 ;;
 	od_parent)   prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand -t none --no-gpu-metrics --cpu-sample-hz 0 \
 	                 -- env -u LD_PRELOAD ;;
+	od_py)       prof "$c" --on-demand -t none --no-gpu-metrics --cpu-sample-hz 0 ;;
+	od_hz)       prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand -t none --no-gpu-metrics ;;
+	od_met)      prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand -t none --cpu-sample-hz 0 ;;
+	od_tr)       prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand --no-gpu-metrics --cpu-sample-hz 0 ;;
+	od_py1s)     prof "$c" GPUSCOPE_TORCH_MEM_MS=1000 --on-demand ;;
 	od_small)    prof "$c" GPUSCOPE_MAX_BUFFER_MB=64 --on-demand --ring-mb 2 ;;
 	shift)       args+=(--config "$c=$ref --map-kb 8196") ;;
 	early)       args+=(--config "$c=$ref --early-thread") ;;
 	mimic)       args+=(--config "$c=$ref --map-kb 2097152,8276 --early-thread --map-late-kb 65536,65536 --faulthandler") ;;
+	none_r)      args+=(--config "$c=$ref --map-random-kb 2048") ;;
+	od_r)        prof "$c" TORCH_STEP_MAP_RANDOM_KB=2048 --on-demand ;;
+	gil)         args+=(--config "$c=$ref --gil-thread-ms 100") ;;
 	preload)     args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect.so $ref") ;;
 	preload_nl)  args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect-nolock.so $ref") ;;
 	*) echo "lockstep.sh: unknown configuration '$c'" >&2; exit 2 ;;

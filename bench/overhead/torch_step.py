@@ -4,8 +4,8 @@ usage: torch_step.py [--torch-profiler JSON] [--steps N] [--blocks K]
                      [--lockstep PREFIX [--per N] [--warm W] [--pin-cpu C]]
                      [--device cpu|cuda] [--size N] [--idle-thread]
                      [--count-hooks] [--map-kb N,...] [--map-late-kb N,...]
-                     [--early-thread]
-                     [--faulthandler]
+                     [--early-thread] [--faulthandler] [--gil-thread-ms MS]
+                     [--map-random-kb N]
 Prints "us_per_step X"; with --torch-profiler the steps run inside
 torch.profiler (CPU+CUDA) and the trace is written to JSON ("-": not written).
 With --blocks K the steps run in K blocks, each ended by a synchronize, and
@@ -49,6 +49,8 @@ fatal signals on an alternate stack (as a collector does) before it too.
 import argparse
 import contextlib
 import mmap
+import os
+import random
 import time
 
 ap = argparse.ArgumentParser()
@@ -68,6 +70,9 @@ ap.add_argument("--map-kb", default="")
 ap.add_argument("--map-late-kb", default="")
 ap.add_argument("--early-thread", action="store_true")
 ap.add_argument("--faulthandler", action="store_true")
+ap.add_argument("--gil-thread-ms", type=float, default=0)
+ap.add_argument("--map-random-kb", type=int,
+                default=int(os.environ.get("TORCH_STEP_MAP_RANDOM_KB", "0") or 0))
 args = ap.parse_args()
 
 
@@ -77,15 +82,29 @@ def sleeping_thread():
     threading.Thread(target=time.sleep, args=(1e9,), daemon=True).start()
 
 
+def gil_thread(ms):
+    """--gil-thread-ms: a periodic thread that takes the interpreter lock."""
+    import threading
+
+    def run():
+        while True:
+            time.sleep(ms / 1000.0)
+            sum(range(5000))       # about 20 us of bytecode with the lock held
+
+    threading.Thread(target=run, daemon=True).start()
+
+
 def private_maps(kbs):
     """Private anonymous mappings of each size in the comma list @kbs (KiB), never touched."""
     return [mmap.mmap(-1, int(k) << 10, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
             for k in kbs.split(",") if k and int(k) > 0]
 
 
-# --map-kb, --early-thread, --map-late-kb, --faulthandler (the docstring
+# --map-random-kb, --map-kb, --early-thread, --map-late-kb, --faulthandler (the docstring
 # says why): before torch and CUDA load
-held = private_maps(args.map_kb)
+held = private_maps(str(random.SystemRandom().randrange(0, args.map_random_kb + 1, 4))
+                    if args.map_random_kb > 0 else "")
+held += private_maps(args.map_kb)
 if args.early_thread:
     sleeping_thread()
 held += private_maps(args.map_late_kb)
@@ -96,6 +115,8 @@ if args.faulthandler:
 import torch  # noqa: E402 (after --map-kb's mapping)
 if args.idle_thread:
     sleeping_thread()
+if args.gil_thread_ms > 0:
+    gil_thread(args.gil_thread_ms)
 
 x = torch.randn(args.size, args.size, device=args.device)
 w = torch.randn(args.size, args.size, device=args.device)
@@ -130,7 +151,6 @@ if args.count_hooks:
     sys.exit(0)
 
 if args.lockstep:
-    import os
     import sys
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import turns
@@ -177,7 +197,6 @@ if args.torch_profiler and args.torch_profiler != "-":
 def threads_cpu_ms():
     """CPU time (user + system) of this process's threads by kind: those the
     collector started (named gpuscope-*), this launching thread, the rest."""
-    import os
     import threading
     tick = os.sysconf("SC_CLK_TCK")
     own = str(threading.get_native_id())

@@ -9,7 +9,7 @@
 #     triggered) against unprofiled, by bench/overhead/lockstep.sh (processes
 #     of every configuration taking turns block by block; an A/A pair of
 #     unprofiled processes checks the method): at most 0.5%, the target
-#     (not met on the H200: +0.84% pooled over five runs, sessions 11-13,
+#     (not met on the H200: +0.96% pooled over eight runs, sessions 11-14,
 #     bench/results/lockstep-b-h200-2026-12-02/);
 #  4. the cost inside a capture against a normal profile, in lockstep too:
 #     within 2% of each other (both pay CUDA tracing's ~20% on this step).
