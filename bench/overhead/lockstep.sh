@@ -50,6 +50,11 @@
 #               (torch_step.py --map-random-kb 2048): its processes' layouts differ
 #               even where the kernel does not randomise them
 #   od_r        ondemand, with the same random mapping (TORCH_STEP_MAP_RANDOM_KB)
+#   pad1, pad2  unprofiled, with 1,040 or 2,576 bytes from malloc first (torch_step.py
+#               --heap-pad): every later heap allocation at another offset in its page
+#   none_h      unprofiled, with a random 0-4,096 bytes from malloc first
+#               (--heap-random 4096): each process's heap offsets differ
+#   od_h        ondemand, with the same random allocation (TORCH_STEP_HEAP_RANDOM_B)
 #   gil         unprofiled, with a thread taking the interpreter lock for about
 #               20 us every 100 ms (torch_step.py --gil-thread-ms 100), as the
 #               allocator hook's periodic sample does
@@ -148,6 +153,10 @@ for c in $CONFIGS; do
 	mimic)       args+=(--config "$c=$ref --map-kb 2097152,8276 --early-thread --map-late-kb 65536,65536 --faulthandler") ;;
 	none_r)      args+=(--config "$c=$ref --map-random-kb 2048") ;;
 	od_r)        prof "$c" TORCH_STEP_MAP_RANDOM_KB=2048 --on-demand ;;
+	pad1)        args+=(--config "$c=$ref --heap-pad 1040") ;;
+	pad2)        args+=(--config "$c=$ref --heap-pad 2576") ;;
+	none_h)      args+=(--config "$c=$ref --heap-random 4096") ;;
+	od_h)        prof "$c" TORCH_STEP_HEAP_RANDOM_B=4096 --on-demand ;;
 	gil)         args+=(--config "$c=$ref --gil-thread-ms 100") ;;
 	preload)     args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect.so $ref") ;;
 	preload_nl)  args+=(--config "$c=env LD_PRELOAD=$BUILD/libgpuscope-collect-nolock.so $ref") ;;

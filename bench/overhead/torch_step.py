@@ -5,7 +5,7 @@ usage: torch_step.py [--torch-profiler JSON] [--steps N] [--blocks K]
                      [--device cpu|cuda] [--size N] [--idle-thread]
                      [--count-hooks] [--map-kb N,...] [--map-late-kb N,...]
                      [--early-thread] [--faulthandler] [--gil-thread-ms MS]
-                     [--map-random-kb N]
+                     [--map-random-kb N] [--heap-pad B] [--heap-random B]
 Prints "us_per_step X"; with --torch-profiler the steps run inside
 torch.profiler (CPU+CUDA) and the trace is written to JSON ("-": not written).
 With --blocks K the steps run in K blocks, each ended by a synchronize, and
@@ -73,6 +73,9 @@ ap.add_argument("--faulthandler", action="store_true")
 ap.add_argument("--gil-thread-ms", type=float, default=0)
 ap.add_argument("--map-random-kb", type=int,
                 default=int(os.environ.get("TORCH_STEP_MAP_RANDOM_KB", "0") or 0))
+ap.add_argument("--heap-pad", type=int, default=0)
+ap.add_argument("--heap-random", type=int,
+                default=int(os.environ.get("TORCH_STEP_HEAP_RANDOM_B", "0") or 0))
 args = ap.parse_args()
 
 
@@ -100,11 +103,17 @@ def private_maps(kbs):
             for k in kbs.split(",") if k and int(k) > 0]
 
 
-# --map-random-kb, --map-kb, --early-thread, --map-late-kb, --faulthandler (the docstring
+# --map-random-kb, --map-kb, --heap-pad, --heap-random, --early-thread, --map-late-kb, --faulthandler (the docstring
 # says why): before torch and CUDA load
 held = private_maps(str(random.SystemRandom().randrange(0, args.map_random_kb + 1, 4))
                     if args.map_random_kb > 0 else "")
 held += private_maps(args.map_kb)
+pad = args.heap_pad + (random.SystemRandom().randrange(0, args.heap_random + 1, 16)
+                       if args.heap_random > 0 else 0)
+if args.heap_pad or args.heap_random:
+    import ctypes
+    # above 512 bytes CPython takes it from malloc, not its own small-object arenas
+    held.append(ctypes.create_string_buffer(513 + pad))
 if args.early_thread:
     sleeping_thread()
 held += private_maps(args.map_late_kb)
