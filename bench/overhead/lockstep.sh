@@ -50,9 +50,10 @@
 #               (torch_step.py --map-random-kb 2048): its processes' layouts differ
 #               even where the kernel does not randomise them
 #   od_r        ondemand, with the same random mapping (TORCH_STEP_MAP_RANDOM_KB)
-#   pad1, pad2  unprofiled, with 1,040 or 2,576 bytes from malloc first (torch_step.py
-#               --heap-pad): every later heap allocation at another offset in its page
-#   none_h      unprofiled, with a random 0-4,096 bytes from malloc first
+#   pad1, pad2  unprofiled, with 513 + 1,040 or 513 + 2,576 bytes from malloc first
+#               (torch_step.py --heap-pad): every later heap allocation at another
+#               offset in its page
+#   none_h      unprofiled, with 513 + a random 0-4,096 bytes from malloc first
 #               (--heap-random 4096): each process's heap offsets differ
 #   od_h        ondemand, with the same random allocation (TORCH_STEP_HEAP_RANDOM_B)
 #   gil         unprofiled, with a thread taking the interpreter lock for about

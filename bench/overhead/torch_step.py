@@ -103,8 +103,9 @@ def private_maps(kbs):
             for k in kbs.split(",") if k and int(k) > 0]
 
 
-# --map-random-kb, --map-kb, --heap-pad, --heap-random, --early-thread, --map-late-kb, --faulthandler (the docstring
-# says why): before torch and CUDA load
+# --map-random-kb, --map-kb, --heap-pad, --heap-random, --early-thread,
+# --map-late-kb, --faulthandler (the docstring says why): before torch and
+# CUDA load
 held = private_maps(str(random.SystemRandom().randrange(0, args.map_random_kb + 1, 4))
                     if args.map_random_kb > 0 else "")
 held += private_maps(args.map_kb)
