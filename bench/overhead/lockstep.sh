@@ -81,7 +81,15 @@
 #   P ms does its work at the start of each turn when the turn is shorter
 #   than P: with blocks shorter than the collector's longest period (the
 #   allocator hook's 100 ms) its cost is counted up to P / turn times;
-#   PER=150 on b (about 100 ms) bounds that at 2x.
+#   PER=150 on b (about 100 ms) bounds that at 2x.  (A thread holding the
+#   interpreter lock 20 us every 100 ms was charged nothing on the CPU: it is
+#   done before the turn's untimed steps end; bench/results/
+#   lockstep-bcpu-build-2026-12-02/ c5.)  HEAP_RANDOM=B (W b and bcpu; 0):
+#   every process of every configuration first takes 513 + a random 0..B
+#   bytes from malloc (torch_step.py --heap-random, by
+#   TORCH_STEP_HEAP_RANDOM_B), so that each configuration's mean is taken
+#   over heap offsets: without it every process of one configuration has the
+#   same offsets, and each configuration its own (bench/overhead/heap_offset.py).
 # Writes $OUT/lockstep.txt (the summary), $OUT/blocks.csv (every block) and
 # each process's log.
 set -u
@@ -100,6 +108,11 @@ if [ -z "${PIN_CPU:-}" ]; then
 	PIN_CPU=$($PYTHON -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[min(3, len(c) - 1)])')
 fi
 per=${PER:+--per $PER}
+HEAP_RANDOM=${HEAP_RANDOM:-0}
+if [ "$HEAP_RANDOM" != 0 ]; then
+	[ "$W" = c ] && { echo "lockstep.sh: HEAP_RANDOM needs workload b or bcpu (torch_step.py)" >&2; exit 2; }
+	export TORCH_STEP_HEAP_RANDOM_B=$HEAP_RANDOM
+fi
 nostop=()
 [ "${STOP:-1}" = 0 ] && nostop=(--no-stop)
 case $W in
@@ -165,6 +178,6 @@ for c in $CONFIGS; do
 	esac
 done
 mkdir -p "$OUT"
-echo "lockstep.sh: W=$W COPIES=$COPIES RUN_S=$RUN_S PER=${PER:-default} STOP=${STOP:-1} PIN_CPU=$PIN_CPU on $(getconf _NPROCESSORS_ONLN) CPUs" | tee "$OUT/setup.txt"
+echo "lockstep.sh: W=$W COPIES=$COPIES RUN_S=$RUN_S PER=${PER:-default} STOP=${STOP:-1} HEAP_RANDOM=$HEAP_RANDOM PIN_CPU=$PIN_CPU on $(getconf _NPROCESSORS_ONLN) CPUs" | tee "$OUT/setup.txt"
 exec $PYTHON "$here/lockstep.py" --copies "$COPIES" --seconds "$RUN_S" --rounds "$ROUNDS" \
 	"${nostop[@]}" --out "$OUT" "${args[@]}"
