@@ -13,8 +13,8 @@
 #     partially initialised module: on the H200, PyTorch 2.11's program
 #     died so under --torch-memory-history, docs/memory.md).
 #     What the hook's thread could not do for want of a module not yet
-#     imported is retried later, and at the program's next optimizer step
-#     from the program's own thread.
+#     imported (or still being imported: _imported) is retried later, and
+#     at the program's next optimizer step from the program's own thread.
 # When torch has been imported, a daemon thread waits until the program has
 # initialised CUDA (it never imports torch and never initialises CUDA), then
 # samples torch.cuda's caching allocator per device every
@@ -362,12 +362,10 @@ class _Recorder(object):
         torch 2.x deletes its submodules' names from torch.optim (del
         optimizer in torch/optim/__init__.py), and the attribute then
         fails with AttributeError, which gave the hook up for good.  Not
-        imported yet: ImportError, tried again later (_attach).
+        imported yet, or still being imported: ImportError, tried again
+        later (_attach).
         """
-        mod = _sys.modules.get("torch.optim.optimizer")
-        if mod is None:
-            raise ImportError("torch.optim.optimizer is not imported yet")
-        mod.register_optimizer_step_post_hook(self.on_step)
+        _imported("torch.optim.optimizer").register_optimizer_step_post_hook(self.on_step)
         self.step_hook = True
 
     def on_step(self, *args, **kwargs):
@@ -413,6 +411,22 @@ class _Recorder(object):
             except Exception:
                 return
             self.sleep(self.period or 0.1)
+
+
+def _imported(name):
+    """The module @name once the program has imported it whole, else ImportError.
+
+    A module is in sys.modules from the moment its import begins: while the
+    program's thread runs its body (torch's modules import more modules,
+    reading files, and the interpreter lets other threads run meanwhile)
+    the names it defines further down are not there yet, and an
+    AttributeError would give the hook up for good.  importlib marks such a
+    module's spec _initializing.
+    """
+    mod = _sys.modules.get(name)
+    if mod is None or getattr(getattr(mod, "__spec__", None), "_initializing", False):
+        raise ImportError("%s is not imported yet" % name, name=name)
+    return mod
 
 
 def _frames(block):
