@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """Pool one configuration's difference over several lockstep.py summaries.
 
-usage: lockstep_pool.py CONFIG LOCKSTEP.TXT...
+usage: lockstep_pool.py CONFIG (LOCKSTEP.TXT | NAME:X:LO:HI)...
 
 Reads the "time per step" line of CONFIG in each summary ("vs REF +X% (95%
 LO% to HI%)"), takes each run's standard error as its interval's width over
 3.92, and prints every run and their inverse-variance weighted mean with its
 95% interval (a fixed-effect pool: it assumes the runs measure one cost; a
-run on a noisier machine weighs less).
+run on a noisier machine weighs less).  NAME:X:LO:HI is a run known by its
+figures only (its summary lost, its figures noted: r9:+0.66:+0.11:+1.30).
 """
 import math
 import re
 import sys
 
+FIGURES = re.compile(r"^([^:/]+):([+-]?[\d.]+):([+-]?[\d.]+):([+-]?[\d.]+)$")
 LINE = re.compile(r"^\s+(\S+)\s+median block .*?; vs (\S+) ([+-][\d.]+)% \(95% ([+-][\d.]+)% to ([+-][\d.]+)%\)")
 
 
@@ -33,7 +35,12 @@ def main():
     config = sys.argv[1]
     rows = []
     for path in sys.argv[2:]:
-        r = first_time_row(path, config)
+        f = FIGURES.match(path)
+        if f:
+            path = f.group(1)
+            r = ("the reference (figures as noted)",) + tuple(float(x) for x in f.groups()[1:])
+        else:
+            r = first_time_row(path, config)
         if r is None:
             print("%s: no row for %s" % (path, config))
             continue
