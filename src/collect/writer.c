@@ -536,6 +536,31 @@ static void watch_ended(int killed)
 			cl_pid(), path, cl_config.dir, TRACE_FILE_EXT);
 }
 
+/*
+ * The first time glibc gives memory of a thread's own arena back (a free()
+ * that leaves the top of its heap over the trim threshold, 128 KiB unless
+ * set otherwise), it reads /proc/sys/vm/overcommit_memory, and for that
+ * moment holds the lowest free descriptor.  On this thread, while the
+ * program runs, that could be the number the program is about to open (zstd
+ * resizing its workspace did it: tests/collect/close_range.sh, under load).
+ * glibc keeps the answer for the process, so it is asked once here, while
+ * cl_writer_start() waits and the program has not begun: 1 MiB in blocks
+ * each far under the 128 KiB above which malloc maps memory of its own, all
+ * freed again.  The thresholds stay as they were (only a free of mapped
+ * memory moves them).
+ */
+static void arena_trim_once(void)
+{
+	enum { NBLK = 64, BLK = 16 << 10 };
+	void *blk[NBLK];
+	int n;
+
+	for (n = 0; n < NBLK && (blk[n] = malloc(BLK)); n++)
+		;
+	while (n-- > 0)
+		free(blk[n]);
+}
+
 static void *writer_main(void *arg)
 {
 	int busy = 0, w;
@@ -543,6 +568,7 @@ static void *writer_main(void *arg)
 	(void)arg;
 	cl_mark_internal_thread();
 	prctl(PR_SET_NAME, "gpuscope-write", 0, 0, 0);
+	arena_trim_once();
 	__atomic_store_n(&cl_writer_tid, cl_tid(), __ATOMIC_RELEASE);
 	while (!atomic_load(&cl_finished)) {
 		w = watch_wait(busy ? 1000000u : cl_config.flush_ns);
