@@ -365,7 +365,10 @@ class _Recorder(object):
         imported yet, or still being imported: ImportError, tried again
         later (_attach).
         """
-        _imported("torch.optim.optimizer").register_optimizer_step_post_hook(self.on_step)
+        mod = _imported("torch.optim.optimizer")
+        if mod is None:
+            raise ImportError("torch.optim.optimizer is not imported yet")
+        mod.register_optimizer_step_post_hook(self.on_step)
         self.step_hook = True
 
     def on_step(self, *args, **kwargs):
@@ -391,10 +394,8 @@ class _Recorder(object):
         while True:
             try:
                 if torch is None:
-                    mod = _sys.modules.get("torch")
-                    spec = getattr(mod, "__spec__", None)
-                    if mod is not None and not getattr(spec, "_initializing", True) \
-                            and hasattr(mod, "cuda"):
+                    mod = _imported("torch")
+                    if mod is not None and hasattr(mod, "cuda"):
                         torch = mod
                 if torch is not None and self.torch is None:
                     if getattr(torch.version, "cuda", None) is None:
@@ -414,18 +415,18 @@ class _Recorder(object):
 
 
 def _imported(name):
-    """The module @name once the program has imported it whole, else ImportError.
+    """The module @name once the program has imported it whole, else None.
 
     A module is in sys.modules from the moment its import begins: while the
     program's thread runs its body (torch's modules import more modules,
     reading files, and the interpreter lets other threads run meanwhile)
-    the names it defines further down are not there yet, and an
-    AttributeError would give the hook up for good.  importlib marks such a
-    module's spec _initializing.
+    the names it defines further down are not there yet.  importlib marks
+    such a module's spec _initializing, and clears it at the end; a module
+    without the mark is taken as not imported yet.
     """
     mod = _sys.modules.get(name)
-    if mod is None or getattr(getattr(mod, "__spec__", None), "_initializing", False):
-        raise ImportError("%s is not imported yet" % name, name=name)
+    if mod is None or getattr(getattr(mod, "__spec__", None), "_initializing", True):
+        return None
     return mod
 
 
