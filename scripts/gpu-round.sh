@@ -39,7 +39,9 @@
 #            lockstep (bench/overhead/lockstep.sh: none, none2 (A/A),
 #            ondemand, capture, profile; LS_COPIES processes each, LS_RUN_S;
 #            LS_STOP=0: processes not stopped between their turns;
-#            LS_HEAP_RANDOM=B: random heap offsets in every process)       ~200 s
+#            LS_HEAP_RANDOM=B: random heap offsets in every process;
+#            LS_MAP_RANDOM=KB: a random 0..KB KiB mapping first in every one;
+#            LS_LIFETIME=M: each process replaced after M turns)           ~200 s
 #   lsc      the same on ResNet-50 (workload c)                            ~200 s
 #   irq      the interrupts workload b's pinned CPU and the others take, per
 #            second, unprofiled, --on-demand idle and its parts
@@ -191,7 +193,8 @@ part_odb() {
 lockstep() {     # lockstep NAME W: bench/overhead/lockstep.sh into $w/NAME
 	export CUDA_VISIBLE_DEVICES=0
 	BUILD="$B" OUT="$w/$1" W="$2" COPIES="${LS_COPIES:-4}" RUN_S="${LS_RUN_S:-150}" PER="${LS_PER:-}" \
-		STOP="${LS_STOP:-1}" HEAP_RANDOM="${LS_HEAP_RANDOM:-0}" \
+		STOP="${LS_STOP:-1}" HEAP_RANDOM="${LS_HEAP_RANDOM:-0}" MAP_RANDOM="${LS_MAP_RANDOM:-0}" \
+		LIFETIME="${LS_LIFETIME:-0}" \
 		CONFIGS="${LS_CONFIGS:-none none2 ondemand capture profile}" \
 		timeout "$LIMIT_S" bash bench/overhead/lockstep.sh
 	rm -f "$w/$1"/*.gpuscope

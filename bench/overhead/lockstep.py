@@ -4,6 +4,9 @@
 usage: lockstep.py --config NAME=COMMAND [--config NAME=COMMAND ...]
                    [--after NAME=COMMAND] [--copies K] [--rounds N]
                    [--seconds S] [--skip R] [--seed N] [--no-stop] [--out DIR]
+                   [--lifetime M [--start-off-cpu C]]
+       lockstep.py --reread BLOCKS.CSV[.xz] --configs REF,NAME... [--skip R] [--seed N]
+                   [--lifetime M]
 
 Every configuration's process is started once and runs its warm-up; then,
 round after round, each process in turn (in a new random order each round)
@@ -49,10 +52,33 @@ copies or more): one process in four or so runs a few per cent slower than
 its siblings for its whole life (seen on both machines), and the median is
 not moved by it.
 
+Turnover (--lifetime M): a process's own offset (its layout) does not
+average out over its blocks, only over processes.  With --lifetime, a
+process takes M turns past its skipped ones and is then replaced by a new
+process of its configuration (NAME.K+1, K+2, ...), started ahead of time
+beside the rounds (1.5 times as many rounds ahead as a start has taken at
+most so far) and stopped once ready, so that it takes the slot's next
+turn.  The first processes' lives are staggered (slot i of S: M (i + 1) / S
+turns), so that about S / M processes are replaced a round, not all at
+once.  A process's effect is then a mean of M blocks, whose spread (on the
+H200 about 8% a block, 1% of them 25% or more either way) averages out
+less: the summary adds "blocks trimmed", the same comparison with each
+process's blocks trimmed of their lowest and highest 10% (the means remain
+the figures lockstep_pool.py reads).  Whether that buys a narrower
+interval depends on the machine: it does where processes differ more than
+their blocks' noise over a long life does.
+--start-off-cpu C starts each process on every CPU but C (the launching
+threads' CPU, lockstep.sh's PIN_CPU), so that a starting process's import
+and warm-up do not run on the CPU where the turns run; once it is ready,
+every thread of the launcher and of the program but the launching one (which
+the program pinned to C) gets every CPU back, as a process started before
+the rounds has.
+
 The first R rounds (--skip, default 5) are run and left out of the summary
 (a capture started by --after switches CUDA tracing on at its collector's
 next pass, up to 50 ms after it, not before the first round).
---rounds and --seconds bound the rounds compared.
+--rounds and --seconds bound the rounds compared.  With --lifetime, R is
+each process's first R turns.
 
 --after NAME=COMMAND runs COMMAND once each process of NAME is ready, before
 the first round (for instance a `gpuscope capture` that keeps it
@@ -63,6 +89,15 @@ SIGTERM (a time limit) ends the rounds early: the summary keeps the rounds
 run, and the exit status is 1.  The figures are written before the
 processes are told to end (they end side by side; a profile writing its
 report takes seconds), and again with their exit statuses once they have.
+
+--reread compares a run's blocks again (a blocks.csv this script wrote,
+or one compressed with xz), with the configurations named by --configs,
+the first the reference: another configuration of the same run can be the
+reference (an unprofiled one with a random layout, to compare one with the
+same), and any of them can be left out.  With the run's own configuration
+order and seed it prints the run's summary again, the processes' and
+rounds' exit line aside (the blocks keep 3 decimals); a run with --lifetime
+wants its M again (the summary's first line and the trimmed comparison).
 
 Writes DIR/lockstep.txt (the summary, also printed), DIR/summary.json (each
 configuration's difference to the reference, "time" and "cpu": pct, lo,
@@ -93,32 +128,81 @@ def parse_pairs(items, what):
 
 
 class Proc:
-    def __init__(self, config, copy, cmd, fifo_dir, out_dir, stop):
+    """One process of a configuration, started at once; it joins the rounds
+    once it has run its warm-up and said "ready" (joined())."""
+    def __init__(self, config, copy, cmd, fifo_dir, out_dir, stop, life=None, off_cpu=-1):
         self.config = config
+        self.copy = copy
         self.name = "%s.%d" % (config, copy)
         prefix = os.path.join(fifo_dir, self.name)
         os.mkfifo(prefix + ".done")
         os.mkfifo(prefix + ".go")
         words = shlex.split(expand(cmd, out_dir, self.name)) + ["--lockstep", prefix]
-        self.log = open(os.path.join(out_dir, self.name + ".log"), "w")
-        self.p = subprocess.Popen(words, stdout=self.log, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
+        self.log_path = os.path.join(out_dir, self.name + ".log")
+        self.off_cpu = off_cpu
+        cpus = os.sched_getaffinity(0) - {off_cpu}
+        pre = (lambda: os.sched_setaffinity(0, cpus)) if off_cpu >= 0 and cpus else None
+        with open(self.log_path, "w") as log:
+            self.p = subprocess.Popen(words, stdout=log, stderr=subprocess.STDOUT,
+                                      start_new_session=True, preexec_fn=pre)
         self.pgid = self.p.pid
         self.prefix = prefix
         self.stop_on = stop
+        # "done" is opened without waiting, so that the program's open of it
+        # for writing does not wait either; its "go" is opened once the
+        # program waits on it (turns.py: "done" first, then "go")
+        self.done_fd = os.open(prefix + ".done", os.O_RDONLY | os.O_NONBLOCK)
         self.done = None
         self.go = None
         self.pid = None
-        self.blocks = []
+        self.life = life          # turns it takes (None: all of the run's)
+        self.turns = 0
+        self.blocks = {}          # round: figures
+        self.rc = None
+        self.ready = False        # joined, its --after run, stopped
+        self.started = 0          # the round it was started in
 
-    def connect(self):
-        # the same order as turns.py: "done" first, then "go"
-        self.done = open(self.prefix + ".done", "r")
-        self.go = open(self.prefix + ".go", "w", buffering=1)
+    def joined(self):
+        """True once the program is ready (then it can take turns)."""
+        if self.go:
+            return True
+        try:
+            fd = os.open(self.prefix + ".go", os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:           # ENXIO: not waiting on "go" yet
+            if self.p.poll() is not None:
+                sys.exit("lockstep: %s did not start (see %s)" % (self.name, self.log_path))
+            return False
+        for f in (fd, self.done_fd):
+            os.set_blocking(f, True)
+        self.go = os.fdopen(fd, "w", buffering=1)
+        self.done = os.fdopen(self.done_fd, "r")
         line = self.done.readline().split()
         if len(line) != 2 or line[0] != "ready":
-            sys.exit("lockstep: %s did not start (see %s)" % (self.name, self.log.name))
+            sys.exit("lockstep: %s did not start (see %s)" % (self.name, self.log_path))
         self.pid = int(line[1])
+        if self.off_cpu >= 0:
+            self.every_cpu()
+        return True
+
+    def every_cpu(self):
+        """Give every thread of the launcher and the program but the launching
+        one (pinned by the program) the CPUs a process started on time has."""
+        cpus = os.sched_getaffinity(0)
+        for pid in {self.pgid, self.pid}:
+            try:
+                tids = os.listdir("/proc/%d/task" % pid)
+            except OSError:
+                continue
+            for t in tids:
+                if int(t) != self.pid:
+                    try:
+                        os.sched_setaffinity(int(t), cpus)
+                    except OSError:
+                        pass
+
+    def connect(self):
+        while not self.joined():
+            time.sleep(0.02)
 
     def signal(self, sig):
         for f in (lambda: os.killpg(self.pgid, sig), lambda: os.kill(self.pid, sig)):
@@ -135,10 +219,9 @@ class Proc:
         if self.stop_on:
             self.signal(signal.SIGSTOP)
         if len(line) < 1:
-            sys.exit("lockstep: %s ended in a turn (see %s)" % (self.name, self.log.name))
-        fig = [float(x) for x in line]
-        self.blocks.append(fig)
-        return fig
+            sys.exit("lockstep: %s ended in a turn (see %s)" % (self.name, self.log_path))
+        self.turns += 1
+        return [float(x) for x in line]
 
     def quit(self):
         self.signal(signal.SIGCONT)
@@ -149,16 +232,36 @@ class Proc:
         except BrokenPipeError:
             pass
         self.go = None
+        if self.done:
+            self.done.close()
+        elif self.done_fd >= 0:
+            os.close(self.done_fd)
+        self.done, self.done_fd = None, -1
+
+    def abandon(self):
+        """End a process that never joined (the rounds ended while it started)."""
+        self.signal(signal.SIGTERM)
+        self.quit()
+        try:
+            self.p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.signal(signal.SIGKILL)
+            self.p.wait()
+
+    def reap(self):
+        """Its exit status once it has ended (None before)."""
+        if self.rc is None:
+            self.rc = self.p.poll()
+        return self.rc
 
     def finish(self):
         self.quit()
         try:
-            rc = self.p.wait(timeout=120)
+            self.rc = self.p.wait(timeout=120)
         except subprocess.TimeoutExpired:
             self.p.kill()
-            rc = self.p.wait()
-        self.log.close()
-        return rc
+            self.rc = self.p.wait()
+        return self.rc
 
 
 def expand(cmd, out_dir, copy):
@@ -191,54 +294,103 @@ def sd(xs):
     return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
-def effects(procs, rounds, field):
-    """Each process's effect in per cent: its blocks' log time less their
-    round's mean log time, averaged over its blocks."""
-    grand = []
-    for r in range(rounds):
-        grand.append(mean([math.log(p.blocks[r][field]) for p in procs]))
-    return {p.name: 100.0 * mean([math.log(p.blocks[r][field]) - grand[r]
-                                  for r in range(rounds)]) for p in procs}
+def trimmed(xs, cut=0.1):
+    """The mean of @xs without its lowest and highest @cut."""
+    s = sorted(xs)
+    k = int(len(s) * cut)
+    return mean(s[k:len(s) - k] if len(s) > 2 * k else s)
 
 
-def summary(names, procs, rounds, rng, stopped, copies, seed, table):
-    lines = ["lockstep: %d rounds, %d configurations x %d processes, %s, seed %d" % (
-        rounds, len(names), copies, "stopped between turns" if stopped else "not stopped",
+def deviations(procs, field):
+    """Each process's blocks in per cent: a block's log time less its
+    round's effect, in the additive model log time = round + process.
+    When every process ran in every round, a round's effect is the mean log
+    time of its blocks (one pass below); with --lifetime a round lacks the
+    processes that were starting, and the passes that follow take each
+    round's effect net of the processes present in it (alternating least
+    squares), so that a round of slower processes is not read as a slower
+    machine."""
+    logs = {p.name: {r: math.log(b[field]) for r, b in p.blocks.items()} for p in procs}
+    eff = {n: 0.0 for n in logs}
+    rounds = {}
+    for n, ys in logs.items():
+        for r in ys:
+            rounds.setdefault(r, []).append(n)
+    whole = len({len(v) for v in rounds.values()}) == 1 and len(rounds[next(iter(rounds))]) == len(logs)
+    for _ in range(1 if whole else 200):
+        beta = {r: mean([logs[n][r] - eff[n] for n in ns]) for r, ns in rounds.items()}
+        new = {n: mean([y - beta[r] for r, y in ys.items()]) for n, ys in logs.items()}
+        moved = max(abs(new[n] - eff[n]) for n in logs)
+        eff = new
+        if moved < 1e-12:
+            break
+    return {n: [100.0 * (y - beta[r]) for r, y in sorted(ys.items())] for n, ys in logs.items()}
+
+
+def summary(names, procs, rounds, rng, stopped, slots, seed, table, life=None):
+    """@procs: each with .config, .name, .copy and .blocks ({round: figures},
+    its compared blocks); @slots: processes of a configuration at a time."""
+    per = {n: sum(1 for p in procs if p.config == n) for n in names}
+    if life:
+        what = "%d processes at a time, %d in all, each for %d rounds" % (
+            slots, sum(per.values()), life)
+    else:
+        what = "%d processes" % slots
+    lines = ["lockstep: %d rounds, %d configurations x %s, %s, seed %d" % (
+        rounds, len(names), what, "stopped between turns" if stopped else "not stopped",
         seed)]
-    if rounds == 0:
+    if rounds == 0 or not all(p.blocks for p in procs):
         return lines
+    # the order the processes were started in, copy by copy: the bootstrap
+    # draws in it (--reread gives a run's own figures again)
+    procs = sorted(procs, key=lambda p: (p.copy, names.index(p.config)))
     by = {n: [p for p in procs if p.config == n] for n in names}
     ref = names[0]
+    trim_rng = random.Random(seed + 1)
     for field, what in ((0, "time"), (1, "launching thread's CPU")):
-        if any(len(p.blocks[0]) <= field for p in procs):
+        if any(len(b) <= field for p in procs for b in p.blocks.values()):
             continue
-        eff = effects(procs, rounds, field)
+        dev = deviations(procs, field)
+        eff = {k: mean(v) for k, v in dev.items()}
+        teff = {k: trimmed(v) for k, v in dev.items()}
         lines.append("%s per step:" % what)
         for n in names:
             e = [eff[p.name] for p in by[n]]
             s = "  %-10s median block %.1f us" % (
-                n, median([b[field] for p in by[n] for b in p.blocks]))
-            if copies > 1:
+                n, median([b[field] for p in by[n] for b in p.blocks.values()]))
+            if per[n] > 1:
                 s += ", process spread %.2f%%" % sd(e)
             if n != ref:
                 er = [eff[p.name] for p in by[ref]]
                 lo, hi = bootstrap(lambda g: mean(g[0]) - mean(g[1]), [e, er], rng)
                 s += "; vs %s %+.2f%% (95%% %+.2f%% to %+.2f%%)" % (ref, mean(e) - mean(er), lo, hi)
                 row = {"pct": round(mean(e) - mean(er), 3), "lo": round(lo, 3), "hi": round(hi, 3)}
-                if copies > 2:
+                if per[n] > 2 and per[ref] > 2:
                     mlo, mhi = bootstrap(lambda g: median(g[0]) - median(g[1]), [e, er], rng)
                     s += ", medians %+.2f%% (%+.2f%% to %+.2f%%)" % (
                         median(e) - median(er), mlo, mhi)
                     row.update(median_pct=round(median(e) - median(er), 3),
                                median_lo=round(mlo, 3), median_hi=round(mhi, 3))
-                table.setdefault(n, {})[("time", "cpu")[field]] = row
                 # the same rounds' blocks paired, processes pooled: the time pairing alone
-                d = [100.0 * (mean([math.log(p.blocks[r][field]) for p in by[n]]) -
-                              mean([math.log(p.blocks[r][field]) for p in by[ref]]))
-                     for r in range(rounds)]
+                d = []
+                for r in sorted({r for p in procs for r in p.blocks}):
+                    a = [math.log(p.blocks[r][field]) for p in by[n] if r in p.blocks]
+                    b = [math.log(p.blocks[r][field]) for p in by[ref] if r in p.blocks]
+                    if a and b:
+                        d.append(100.0 * (mean(a) - mean(b)))
                 s += ", rounds paired %+.2f%%" % mean(d)
+                if life:
+                    # a process's blocks 10% trimmed each side: a short-lived
+                    # process's mean is moved by its few slowest blocks
+                    te, tr = [teff[p.name] for p in by[n]], [teff[p.name] for p in by[ref]]
+                    tlo, thi = bootstrap(lambda g: mean(g[0]) - mean(g[1]), [te, tr], trim_rng)
+                    s += ", blocks trimmed %+.2f%% (%+.2f%% to %+.2f%%)" % (
+                        mean(te) - mean(tr), tlo, thi)
+                    row.update(trimmed_pct=round(mean(te) - mean(tr), 3),
+                               trimmed_lo=round(tlo, 3), trimmed_hi=round(thi, 3))
+                table.setdefault(n, {})[("time", "cpu")[field]] = row
             lines.append(s)
-        if copies > 1:
+        if len(procs) > len(names) and len(procs) <= 200:
             lines.append("  processes: " + " ".join(
                 "%s %+.2f" % (p.name, eff[p.name]) for p in procs))
     return lines
@@ -253,19 +405,23 @@ def on_term(sig, frame):
 
 
 class Compared:
-    """A process as summary() sees it: its blocks of the compared rounds only."""
-    def __init__(self, p, blocks):
-        self.config, self.name, self.blocks = p.config, p.name, blocks
+    """A process as summary() sees it: its blocks past its first @skip only."""
+    def __init__(self, config, name, copy, blocks, skip):
+        self.config, self.name, self.copy = config, name, copy
+        self.blocks = {r: blocks[r] for r in sorted(blocks)[skip:]}
 
 
-def results(names, procs, rounds, skip, stop, copies, seed):
+def results(names, procs, rounds, skip, stop, slots, seed, life=None):
     """The summary's lines (without the exit line) and its table, of the rounds run."""
     table = {}
-    if rounds <= skip:
-        return ["lockstep: no round to compare (%d run, the first %d skipped)" % (rounds, skip)], table
-    # a round cut short is not compared, nor the skipped ones
-    kept = [Compared(p, p.blocks[skip:rounds]) for p in procs]
-    return summary(names, kept, rounds - skip, random.Random(seed), stop, copies, seed, table), table
+    kept = [Compared(p.config, p.name, p.copy, p.blocks, skip) for p in procs if p.blocks]
+    kept = [p for p in kept if p.blocks]
+    if not kept or {p.config for p in kept} != set(names):
+        return ["lockstep: no round to compare (%d run, each process's first %d skipped)" % (
+            rounds, skip)], table
+    compared = len({r for p in kept for r in p.blocks})
+    return summary(names, kept, compared, random.Random(seed), stop, slots, seed, table,
+                   life), table
 
 
 def write_blocks(out, rows):
@@ -275,7 +431,7 @@ def write_blocks(out, rows):
             f.write("%d,%s,%s,%d,%s\n" % (r, n, c, k, ",".join("%.3f" % x for x in fig)))
 
 
-def write_summary(out, names, lines, table, rounds, copies, rcs):
+def write_summary(out, names, lines, table, rounds, slots, rcs):
     """lockstep.txt and summary.json; @rcs None: the processes have not ended yet."""
     if rcs is None:
         bad, end = [], "exit: (the processes are ending)"
@@ -286,10 +442,52 @@ def write_summary(out, names, lines, table, rounds, copies, rcs):
     with open(os.path.join(out, "lockstep.txt"), "w") as f:
         f.write(text)
     with open(os.path.join(out, "summary.json"), "w") as f:
-        json.dump({"reference": names[0], "rounds": rounds, "copies": copies,
+        json.dump({"reference": names[0], "rounds": rounds, "copies": slots,
                    "vs_reference": table, "exit": rcs}, f, indent=1, sort_keys=True)
         f.write("\n")
     return text, bad
+
+
+def reread(path, names, skip, seed, life=None):
+    """The summary's lines of the blocks in @path, configurations @names only."""
+    if path.endswith(".xz"):
+        import lzma
+        f = lzma.open(path, "rt")
+    else:
+        f = open(path)
+    by = {}
+    nrows = {}
+    with f:
+        head = f.readline().strip().split(",")
+        if head[:5] != ["round", "process", "config", "order", "us_per_step"]:
+            sys.exit("lockstep: %s is not a blocks.csv (its first line: %s)" % (path, ",".join(head)))
+        for line in f:
+            w = line.strip().split(",")
+            if len(w) < 5:
+                continue
+            r = int(w[0])
+            nrows[r] = nrows.get(r, 0) + 1
+            if w[2] in names:
+                by.setdefault(w[1], (w[2], {}))[1][r] = [float(x) for x in w[4:]]
+    missing = [n for n in names if not any(c == n for c, _ in by.values())]
+    if missing:
+        sys.exit("lockstep: %s has no blocks of %s" % (path, ", ".join(missing)))
+    # a last round cut short by a time limit (runs before --lifetime wrote
+    # it) is not compared: fewer blocks than any round before it
+    last = max(nrows)
+    if len(nrows) > 1 and nrows[last] < min(v for r, v in nrows.items() if r != last):
+        for _, b in by.values():
+            b.pop(last, None)
+    procs = []
+    for name, (config, blocks) in by.items():
+        procs.append(Compared(config, name, int(name.rsplit(".", 1)[1]), blocks, skip))
+    procs = [p for p in procs if p.blocks]
+    rounds = {r for p in procs for r in p.blocks}
+    if not rounds or {p.config for p in procs} != set(names):
+        return ["lockstep: no round to compare (each process's first %d skipped)" % skip]
+    slots = max(sum(1 for p in procs if p.config == n and r in p.blocks)
+                for n in names for r in rounds)
+    return summary(names, procs, len(rounds), random.Random(seed), True, slots, seed, {}, life)
 
 
 def main():
@@ -302,11 +500,25 @@ def main():
     ap.add_argument("--skip", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-stop", action="store_true")
+    ap.add_argument("--lifetime", type=int, default=0, metavar="M")
+    ap.add_argument("--start-off-cpu", type=int, default=-1, metavar="C")
     ap.add_argument("--out", default="lockstep-out")
+    ap.add_argument("--reread", metavar="BLOCKS.CSV")
+    ap.add_argument("--configs", metavar="REF,NAME...")
     a = ap.parse_args()
+    if a.lifetime < 0:
+        sys.exit("lockstep: --lifetime wants 0 (no turnover) or more rounds")
+    if a.reread:
+        names = (a.configs or "").split(",")
+        if len(names) < 2 or "" in names or len(set(names)) != len(names):
+            sys.exit("lockstep: --reread wants --configs REF,NAME... (two names or more)")
+        sys.stdout.write("\n".join(reread(a.reread, names, a.skip, a.seed,
+                                          a.lifetime or None)) + "\n")
+        return 0
     configs = parse_pairs(a.config, "config")
     after = dict(parse_pairs(a.after, "after"))
     names = [n for n, _ in configs]
+    cmds = dict(configs)
     if len(configs) < 2 or len(set(names)) != len(names) or any("." in n for n in names):
         sys.exit("lockstep: give two configurations or more, each with its own name (no '.')")
     if a.copies < 1:
@@ -319,35 +531,83 @@ def main():
     fifo_dir = tempfile.mkdtemp(prefix="lockstep.")
     rng = random.Random(a.seed)
     stop = not a.no_stop
+    life = a.lifetime or None
+    nslots = a.copies * len(names)
+    copies = {n: a.copies for n in names}
 
-    procs = []
+    def joined(p):
+        """Run its --after command and stop it: it takes turns from the next round."""
+        if p.config in after:
+            cmd = expand(after[p.config], out, p.name)
+            r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            print("lockstep: after %s: rc %d: %s" % (p.name, r.returncode, r.stdout.strip()))
+            if r.returncode:
+                sys.exit("lockstep: --after %s failed" % p.name)
+        if stop:
+            p.signal(signal.SIGSTOP)
+        p.ready = True
+
+    slots = []        # a process of the slot's configuration, or None between two
+    succ = {}         # slot: the process that takes it next, started ahead
+    procs = []        # every process started
     rows = []
     rounds = 0
-    rcs = {}
+    # a successor starts this many of its predecessor's turns before the
+    # last, so that it is ready when the slot frees: 1.5 times the most
+    # rounds a start has taken so far, and 1 more
+    lead = a.skip
     stopped = False
     signal.signal(signal.SIGTERM, on_term)
     try:
         for k in range(1, a.copies + 1):
-            for n, c in configs:
-                procs.append(Proc(n, k, c, fifo_dir, out, stop))
-        for p in procs:
+            for n in names:
+                # with --lifetime, the first processes' lives are staggered
+                # (slot i of S: the skipped rounds and M (i + 1) / S more), so
+                # that about S / M of them are replaced each round, not all at once
+                i = len(slots)
+                first = a.skip + max(1, round(life * (i + 1) / nslots)) if life else None
+                slots.append(Proc(n, k, cmds[n], fifo_dir, out, stop, first, a.start_off_cpu))
+                procs.append(slots[-1])
+        for p in slots:
             p.connect()
-            if p.config in after:
-                cmd = expand(after[p.config], out, p.name)
-                r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True)
-                print("lockstep: after %s: rc %d: %s" % (p.name, r.returncode, r.stdout.strip()))
-                if r.returncode:
-                    sys.exit("lockstep: --after %s failed" % p.name)
-            if stop:
-                p.signal(signal.SIGSTOP)
+            joined(p)
         t_end = time.monotonic() + a.seconds
         while rounds < a.rounds + a.skip and time.monotonic() < t_end:
-            order = procs[:]
+            for i, q in list(succ.items()):
+                if not q.ready and q.joined():
+                    joined(q)
+                    lead = max(lead, math.ceil(1.5 * (rounds - q.started)) + 1)
+                if q.ready and slots[i] is None:
+                    slots[i] = q
+                    del succ[i]
+            order = [p for p in slots if p]
+            if not order:       # every slot waits for its successor
+                time.sleep(0.02)
+                continue
             rng.shuffle(order)
-            for k, p in enumerate(order):
-                rows.append((rounds, p.name, p.config, k, p.turn()))
+            done = [(p, p.turn()) for p in order]
+            # a round's blocks are kept once the round is whole: one cut
+            # short by a time limit is neither compared nor written
+            for k, (p, fig) in enumerate(done):
+                p.blocks[rounds] = fig
+                rows.append((rounds, p.name, p.config, k, fig))
             rounds += 1
+            for i, p in enumerate(slots):
+                if not (p and life):
+                    continue
+                if p.turns >= p.life - lead and i not in succ:
+                    copies[p.config] += 1
+                    q = succ[i] = Proc(p.config, copies[p.config], cmds[p.config],
+                                       fifo_dir, out, stop, a.skip + life, a.start_off_cpu)
+                    q.started = rounds
+                    procs.append(q)
+                if p.turns >= p.life:
+                    p.quit()          # it ends beside the rounds; reaped below
+                    slots[i] = None
+            for p in procs:
+                if p.go is None and p.pid is not None:
+                    p.reap()
     except Stopped:
         stopped = True
         print("lockstep: stopped (SIGTERM) after %d rounds: the summary keeps them" % rounds)
@@ -356,18 +616,22 @@ def main():
         # report each) take seconds, and a time limit may fall meanwhile
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         write_blocks(out, rows)
-        lines, table = results(names, procs, rounds, a.skip, stop, a.copies, a.seed)
-        compared = max(0, rounds - a.skip)
-        write_summary(out, names, lines, table, compared, a.copies, None)
-        for p in procs:
+        lines, table = results(names, procs, rounds, a.skip, stop, a.copies, a.seed, life)
+        write_summary(out, names, lines, table, rounds, a.copies, None)
+        unready = [q for q in succ.values() if not q.ready]
+        for p in unready:
+            p.abandon()    # measured nothing: no exit status to report
+        ended = [p for p in procs if p not in unready]
+        for p in ended:
             p.quit()   # all at once: they end side by side
-        for p in procs:
+        rcs = {}
+        for p in ended:
             rcs[p.name] = p.finish()
         for f in os.listdir(fifo_dir):
             os.unlink(os.path.join(fifo_dir, f))
         os.rmdir(fifo_dir)
 
-    text, bad = write_summary(out, names, lines, table, compared, a.copies, rcs)
+    text, bad = write_summary(out, names, lines, table, rounds, a.copies, rcs)
     sys.stdout.write(text)
     return 1 if bad or stopped else 0
 

@@ -90,6 +90,19 @@
 #   TORCH_STEP_HEAP_RANDOM_B), so that each configuration's mean is taken
 #   over heap offsets: without it every process of one configuration has the
 #   same offsets, and each configuration its own (bench/overhead/heap_offset.py).
+#   MAP_RANDOM=KB (W b and bcpu; 0): every process first maps a random 0..KB
+#   KiB (torch_step.py --map-random-kb, by TORCH_STEP_MAP_RANDOM_KB), so that
+#   what is mapped later (torch's and CUDA's libraries and buffers) lands at
+#   a random distance from what was mapped before, in every configuration:
+#   an unprofiled process with any start-up mapping read about 0.45% slower
+#   than one without (shift, early, mimic, none_r:
+#   bench/results/lockstep-b-h200-2026-12-02/), so the reference's own
+#   placement is one draw, and this takes the mean over draws on both sides.
+#   LIFETIME=M (0): each process takes M turns (past its first 10) and is
+#   replaced by a new one of its configuration (lockstep.py --lifetime, with
+#   --start-off-cpu PIN_CPU: a starting process stays off the turns' CPU
+#   until it is ready), so that each configuration is measured over many
+#   more processes than COPIES.
 # Writes $OUT/lockstep.txt (the summary), $OUT/blocks.csv (every block) and
 # each process's log.
 set -u
@@ -113,8 +126,17 @@ if [ "$HEAP_RANDOM" != 0 ]; then
 	[ "$W" = c ] && { echo "lockstep.sh: HEAP_RANDOM needs workload b or bcpu (torch_step.py)" >&2; exit 2; }
 	export TORCH_STEP_HEAP_RANDOM_B=$HEAP_RANDOM
 fi
-nostop=()
-[ "${STOP:-1}" = 0 ] && nostop=(--no-stop)
+MAP_RANDOM=${MAP_RANDOM:-0}
+if [ "$MAP_RANDOM" != 0 ]; then
+	[ "$W" = c ] && { echo "lockstep.sh: MAP_RANDOM needs workload b or bcpu (torch_step.py)" >&2; exit 2; }
+	export TORCH_STEP_MAP_RANDOM_KB=$MAP_RANDOM
+fi
+lsopts=()
+[ "${STOP:-1}" = 0 ] && lsopts=(--no-stop)
+LIFETIME=${LIFETIME:-0}
+# a new process's first 10 turns ran 0.8% slow (median) beside the others'
+# on the build machine, its later turns level (lockstep-bcpu-build-2026-12-02/ c8)
+[ "$LIFETIME" != 0 ] && lsopts+=(--lifetime "$LIFETIME" --start-off-cpu "$PIN_CPU" --skip 10)
 case $W in
 b)    prog="$PYTHON $here/torch_step.py --pin-cpu $PIN_CPU $per"; ref="$prog" ;;
 bcpu) prog="$PYTHON $here/torch_step.py --device cpu --size 32 --pin-cpu $PIN_CPU $per"
@@ -178,6 +200,6 @@ for c in $CONFIGS; do
 	esac
 done
 mkdir -p "$OUT"
-echo "lockstep.sh: W=$W COPIES=$COPIES RUN_S=$RUN_S PER=${PER:-default} STOP=${STOP:-1} HEAP_RANDOM=$HEAP_RANDOM PIN_CPU=$PIN_CPU on $(getconf _NPROCESSORS_ONLN) CPUs" | tee "$OUT/setup.txt"
+echo "lockstep.sh: W=$W COPIES=$COPIES RUN_S=$RUN_S PER=${PER:-default} STOP=${STOP:-1} HEAP_RANDOM=$HEAP_RANDOM MAP_RANDOM=$MAP_RANDOM LIFETIME=$LIFETIME PIN_CPU=$PIN_CPU on $(getconf _NPROCESSORS_ONLN) CPUs" | tee "$OUT/setup.txt"
 exec $PYTHON "$here/lockstep.py" --copies "$COPIES" --seconds "$RUN_S" --rounds "$ROUNDS" \
-	"${nostop[@]}" --out "$OUT" "${args[@]}"
+	"${lsopts[@]}" --out "$OUT" "${args[@]}"
