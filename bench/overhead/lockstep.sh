@@ -92,12 +92,11 @@
 #   same offsets, and each configuration its own (bench/overhead/heap_offset.py).
 #   MAP_RANDOM=KB (W b and bcpu; 0): every process first maps a random 0..KB
 #   KiB (torch_step.py --map-random-kb, by TORCH_STEP_MAP_RANDOM_KB), so that
-#   what is mapped later (torch's and CUDA's libraries and buffers) lands at
-#   a random distance from what was mapped before, in every configuration:
-#   an unprofiled process with any start-up mapping read about 0.45% slower
-#   than one without (shift, early, mimic, none_r:
-#   bench/results/lockstep-b-h200-2026-12-02/), so the reference's own
-#   placement is one draw, and this takes the mean over draws on both sides.
+#   what is mapped later (torch's and CUDA's libraries and buffers) lands a
+#   further random distance from what was mapped before, in every
+#   configuration.  (The kernel already varies it: libtorch_cpu landed
+#   0x8872000 to 0x8968000 below libc in three unprofiled processes on the
+#   build machine, bench/overhead/map_offset.py; this widens that draw.)
 #   LIFETIME=M (0): each process takes M turns (past its first 10) and is
 #   replaced by a new one of its configuration (lockstep.py --lifetime, with
 #   --start-off-cpu PIN_CPU: a starting process stays off the turns' CPU
