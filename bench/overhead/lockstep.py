@@ -143,8 +143,11 @@ class Proc:
         cpus = os.sched_getaffinity(0) - {off_cpu}
         pre = (lambda: os.sched_setaffinity(0, cpus)) if off_cpu >= 0 and cpus else None
         with open(self.log_path, "w") as log:
-            self.p = subprocess.Popen(words, stdout=log, stderr=subprocess.STDOUT,
-                                      start_new_session=True, preexec_fn=pre)
+            try:
+                self.p = subprocess.Popen(words, stdout=log, stderr=subprocess.STDOUT,
+                                          start_new_session=True, preexec_fn=pre)
+            except OSError as e:
+                sys.exit("lockstep: cannot start %s (%s): %s" % (self.name, words[0], e))
         self.pgid = self.p.pid
         self.prefix = prefix
         self.stop_on = stop
@@ -450,25 +453,27 @@ def write_summary(out, names, lines, table, rounds, slots, rcs):
 
 def reread(path, names, skip, seed, life=None):
     """The summary's lines of the blocks in @path, configurations @names only."""
-    if path.endswith(".xz"):
-        import lzma
-        f = lzma.open(path, "rt")
-    else:
-        f = open(path)
+    import lzma
     by = {}
     nrows = {}
-    with f:
-        head = f.readline().strip().split(",")
-        if head[:5] != ["round", "process", "config", "order", "us_per_step"]:
-            sys.exit("lockstep: %s is not a blocks.csv (its first line: %s)" % (path, ",".join(head)))
-        for line in f:
-            w = line.strip().split(",")
-            if len(w) < 5:
-                continue
-            r = int(w[0])
-            nrows[r] = nrows.get(r, 0) + 1
-            if w[2] in names:
-                by.setdefault(w[1], (w[2], {}))[1][r] = [float(x) for x in w[4:]]
+    try:
+        with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
+            head = f.readline().strip().split(",")
+            if head[:5] != ["round", "process", "config", "order", "us_per_step"]:
+                sys.exit("lockstep: %s is not a blocks.csv (its first line: %s)" % (
+                    path, ",".join(head)))
+            for k, line in enumerate(f, 2):
+                w = line.strip().split(",")
+                if len(w) < 5 or "." not in w[1]:
+                    sys.exit("lockstep: %s: line %d is not a block: %s" % (path, k, line.strip()))
+                r = int(w[0])
+                nrows[r] = nrows.get(r, 0) + 1
+                if w[2] in names:
+                    by.setdefault(w[1], (w[2], {}))[1][r] = [float(x) for x in w[4:]]
+    except (OSError, EOFError, lzma.LZMAError, UnicodeDecodeError) as e:
+        sys.exit("lockstep: cannot read %s: %s" % (path, e))
+    except ValueError as e:
+        sys.exit("lockstep: %s: not a number where a block's figures are: %s" % (path, e))
     missing = [n for n in names if not any(c == n for c, _ in by.values())]
     if missing:
         sys.exit("lockstep: %s has no blocks of %s" % (path, ", ".join(missing)))
@@ -508,6 +513,10 @@ def main():
     a = ap.parse_args()
     if a.lifetime < 0:
         sys.exit("lockstep: --lifetime wants 0 (no turnover) or more rounds")
+    if a.start_off_cpu >= 0 and (a.start_off_cpu not in os.sched_getaffinity(0) or
+                                 len(os.sched_getaffinity(0)) < 2):
+        sys.exit("lockstep: --start-off-cpu %d: not one of this process's CPUs, or its only one" %
+                 a.start_off_cpu)
     if a.reread:
         names = (a.configs or "").split(",")
         if len(names) < 2 or "" in names or len(set(names)) != len(names):
