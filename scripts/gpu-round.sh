@@ -46,6 +46,9 @@
 #   irq      the interrupts workload b's pinned CPU and the others take, per
 #            second, unprofiled, --on-demand idle and its parts
 #            (bench/overhead/irqs.py; IRQ_STEPS steps a run)                ~60 s
+#   layout   where torch's and CUDA's libraries land from libc's, unprofiled,
+#            --on-demand and --on-demand with GPUSCOPE_KEEP_LAYOUT=0
+#            (bench/overhead/map_offset.py --cuda, LAYOUT_RUNS each)       ~60 s
 #   hooks    where the launch-bound step's idle cost could go: the
 #            launching thread's calls per step into the collector's
 #            OS-runtime wrappers (hookcount.so), what one lock wrapper
@@ -201,6 +204,23 @@ lockstep() {     # lockstep NAME W: bench/overhead/lockstep.sh into $w/NAME
 	pack "$1" "$1"
 }
 part_lsb() { lockstep lsb b; }
+
+part_layout() {
+	export CUDA_VISIBLE_DEVICES=0
+	local c i prog="python3 bench/overhead/map_offset.py --cuda"
+	mkdir -p "$w/layout"
+	for i in $(seq "${LAYOUT_RUNS:-3}"); do
+		for c in none ondemand od_spread; do
+			case $c in
+			none)      $prog ;;
+			ondemand)  "$B/gpuscope" profile --on-demand -o "$w/layout/x" -f -- $prog ;;
+			od_spread) GPUSCOPE_KEEP_LAYOUT=0 "$B/gpuscope" profile --on-demand -o "$w/layout/x" -f -- $prog ;;
+			esac 2>&1 | grep map_offset | sed "s/^/$c /"
+		done
+	done | tee "$w/layout/map-offsets.txt"
+	rm -f "$w/layout"/*.gpuscope
+	pack layout layout
+}
 part_lsc() { lockstep lsc c; }
 
 part_irq() {
@@ -285,7 +305,7 @@ case ${PIN:-} in cores:*) PIN=$(bash bench/overhead/cpus.sh "${PIN#cores:}"); sa
 case ${PIN_A:-} in cores:*) PIN_A=$(bash bench/overhead/cpus.sh "${PIN_A#cores:}"); say "PIN_A=$PIN_A" ;; esac
 case ${PIN_C:-} in cores:*) PIN_C=$(bash bench/overhead/cpus.sh "${PIN_C#cores:}"); say "PIN_C=$PIN_C" ;; esac
 
-for p in comm tests zoo sampler topo diag diaga ab c pm ondemand odb irq lsb lsc hooks apimode where; do
+for p in comm tests zoo sampler topo diag diaga ab c pm ondemand odb irq layout lsb lsc hooks apimode where; do
 	part "$p"
 done
 say "== total $(( $(date +%s) - t0 )) s"

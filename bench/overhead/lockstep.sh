@@ -59,6 +59,11 @@
 #   gil         unprofiled, with a thread taking the interpreter lock for about
 #               20 us every 100 ms (torch_step.py --gil-thread-ms 100), as the
 #               allocator hook's periodic sample does
+#   od_spread   ondemand with the collector's start-up mappings where the kernel
+#               puts them, between the program's first libraries and torch's
+#               (GPUSCOPE_KEEP_LAYOUT=0: the layout before session 16; the
+#               collector's layout.c says what it keeps)
+#   off_spread  od_off the same way
 #   preload     the unprofiled program with the collector preloaded and never
 #               started (no GPUSCOPE_DIR: no thread, every wrapper a jump): what
 #               the library's presence alone costs
@@ -182,6 +187,9 @@ for c in $CONFIGS; do
 	od_met)      prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand -t none --cpu-sample-hz 0 ;;
 	od_tr)       prof "$c" GPUSCOPE_TORCH_MEM=0 --on-demand --no-gpu-metrics --cpu-sample-hz 0 ;;
 	od_py1s)     prof "$c" GPUSCOPE_TORCH_MEM_MS=1000 --on-demand ;;
+	od_spread)   prof "$c" GPUSCOPE_KEEP_LAYOUT=0 --on-demand ;;
+	off_spread)  prof "$c" GPUSCOPE_KEEP_LAYOUT=0 GPUSCOPE_TORCH_MEM=0 --on-demand -t none --no-gpu-metrics \
+	                 --cpu-sample-hz 0 ;;
 	od_small)    prof "$c" GPUSCOPE_MAX_BUFFER_MB=64 --on-demand --ring-mb 2 ;;
 	shift)       args+=(--config "$c=$ref --map-kb 8196") ;;
 	early)       args+=(--config "$c=$ref --early-thread") ;;

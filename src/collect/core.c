@@ -109,6 +109,7 @@ int cl_init(void)
 	if (!atomic_compare_exchange_strong(&init_state, &expect, 1))
 		return atomic_load(&init_state) == 2 && cl_config.enabled ? 0 : -1;
 	cl_guard_depth++;
+	cl_layout_hold();       /* released at the end, the writer's and sampler's threads started */
 	cl_config_read();
 	cl_real_write_fn = (uint64_t(*)(int, const void *, size_t))cl_sym("write");
 	if (!cl_config.dir[0] || !cl_real_write_fn || cl_pool_init() < 0)
@@ -153,6 +154,7 @@ int cl_init(void)
 	}
 	cl_sources_start();
 out:
+	cl_layout_release();
 	atomic_store(&init_state, 2);
 	cl_guard_depth--;
 	return cl_config.enabled ? 0 : -1;

@@ -310,10 +310,7 @@ static void *sampler_main(void *arg)
 
 int cl_cpusample_start(void)
 {
-	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-		cl_sym("pthread_create");
-
-	if (!cl_config.cpu_sample_hz || sampler_running || !create)
+	if (!cl_config.cpu_sample_hz || sampler_running)
 		return 0;
 	/*
 	 * The task directory and the main thread's descriptors are opened
@@ -325,7 +322,7 @@ int cl_cpusample_start(void)
 	if (!ntasks)
 		task_open(cl_pid());
 	atomic_store(&sampler_stop, 0);
-	if (create(&sampler_th, NULL, sampler_main, NULL))
+	if (cl_own_thread_start(&sampler_th, sampler_main, NULL) < 0)
 		return -1;
 	sampler_running = 1;
 	return 0;

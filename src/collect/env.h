@@ -48,6 +48,7 @@
 #define GS_ENV_FLUSH_MS         "GPUSCOPE_FLUSH_MS"
 #define GS_ENV_ZSTD_LEVEL       "GPUSCOPE_ZSTD_LEVEL"
 #define GS_ENV_CLOCK            "GPUSCOPE_CLOCK"           /* monotonic: no TSC clock */
+#define GS_ENV_KEEP_LAYOUT      "GPUSCOPE_KEEP_LAYOUT"     /* 0: start-up mappings beside the program's (layout.c) */
 #define GS_ENV_THREAD_CPU       "GPUSCOPE_THREAD_CPU"
 #define GS_ENV_KERNEL_MAX       "GPUSCOPE_KERNEL_MAX"
 #define GS_ENV_CUPTI_PATH       "GPUSCOPE_CUPTI_PATH"

@@ -45,6 +45,7 @@ void cl_atfork_child(void)
 	struct cl_thread *t = cl_self;
 	size_t n;
 
+	cl_layout_atfork_child();
 	if (!atomic_load(&cl_live))
 		return;
 	pthread_mutex_init(&cl_pool_lock, NULL);
@@ -109,8 +110,10 @@ void cl_child_start(void)
 			cl_wlock_drop();
 		}
 		if (atomic_load(&cl_live)) {
+			cl_layout_hold();
 			cl_writer_start();
 			cl_sources_start();
+			cl_layout_release();
 		}
 		atomic_store(&cl_child_pending, 0);
 	}

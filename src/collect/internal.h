@@ -263,6 +263,17 @@ int cl_wlock_take(int give_up_when_finished);
 void cl_wlock_drop(void);
 size_t cl_writer_pass(void);
 int cl_writer_start(void);
+/*
+ * The program's address-space layout kept (layout.c): what the collector
+ * maps between cl_layout_hold() and cl_layout_release() lands away from
+ * where the program maps next.  cl_own_thread_start() starts a collector
+ * thread so (the real pthread_create), its stack and arena away too.
+ */
+void cl_layout_hold(void);
+void cl_layout_release(void);
+void cl_layout_thread_arena(void);
+void cl_layout_atfork_child(void);
+int cl_own_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 int cl_stage_init(void);
 void cl_watch_init(int fd);
 /* what is recorded when (capture.c): set from the settings; the timed window's edges, by the writer */

@@ -592,10 +592,7 @@ static void *writer_main(void *arg)
 
 int cl_writer_start(void)
 {
-	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-		cl_sym("pthread_create");
-
-	if (!create || create(&writer_th, NULL, writer_main, NULL))
+	if (cl_own_thread_start(&writer_th, writer_main, NULL) < 0)
 		return -1;
 	cl_writer_running = 1;
 	/* publish the writer's tid before the CPU sampler starts listing threads */

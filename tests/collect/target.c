@@ -27,9 +27,14 @@
  *                               mark "fd" 50 times 2 ms apart (not when quick), close them all
  *                               again, print "left N": how many of 3..1023 are still open
  * clock                         a mark "c" every 1 ms for 400 ms, payload = CLOCK_MONOTONIC ns read just before
+ * layout LIB                    where what a program maps after its start lands: prints
+ *                               "anon A lib L", a 16 MiB anonymous mapping's and the library
+ *                               LIB's (dlopen'ed) base less libc's, in bytes
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -75,6 +80,26 @@ static void mark_payload(const char *name, uint64_t v)
 	a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
 	a.payload.ullValue = v;
 	nvtxMarkEx(&a);
+}
+
+/* layout LIB: what lands where after the start, from libc's base (docs/collector.md) */
+static int layout(const char *lib)
+{
+	Dl_info libc;
+	struct link_map *lm = NULL;
+	void *anon, *h;
+
+	if (!dladdr((void *)printf, &libc) || !lib)
+		return 2;
+	anon = mmap(NULL, 16 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (anon == MAP_FAILED || !h || dlinfo(h, RTLD_DI_LINKMAP, &lm) || !lm) {
+		fprintf(stderr, "layout: %s\n", h ? "no link map" : dlerror());
+		return 1;
+	}
+	printf("anon %lld lib %lld\n", (long long)((char *)anon - (char *)libc.dli_fbase),
+	       (long long)((char *)lm->l_addr - (char *)libc.dli_fbase));
+	return 0;
 }
 
 static void ticks_then(void)
@@ -379,6 +404,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 20; i++)
 			sleep_ns(100000);
 		return 0;
+	} else if (!strcmp(mode, "layout")) {
+		return layout(argc > 2 ? argv[2] : NULL);
 	} else if (!strcmp(mode, "lowest")) {
 		struct timespec t0;
 		int first;

@@ -94,6 +94,7 @@ class _Recorder(object):
         self.ct = ctypes
         self.lib = lib
         self.lock = threading.Lock()
+        self.settled = threading.Event()    # the thread has its arena (_start_away)
         self.torch = None
         self.devices = ()
         self.steps = 0
@@ -390,6 +391,11 @@ class _Recorder(object):
     def run(self):
         """The daemon thread: wait for torch and CUDA, then sample."""
         self.guard.ident = _thread.get_ident()
+        try:
+            self.lib.gpuscope_layout_thread_arena()
+        except AttributeError:
+            pass
+        self.settled.set()
         torch = None
         while True:
             try:
@@ -457,6 +463,22 @@ def _collector():
     return lib
 
 
+def _start_away(lib, t, rec):
+    """Start the hook's thread @t with its stack and malloc arena away from
+    where torch's libraries are about to be mapped (the collector's
+    layout.c): under the collector's hold, until the thread has its arena."""
+    hold = getattr(lib, "gpuscope_layout_hold", None)
+    if hold is None:
+        t.start()
+        return
+    hold()
+    try:
+        t.start()
+        rec.settled.wait(1.0)
+    finally:
+        lib.gpuscope_layout_release()
+
+
 class _TorchWatcher(object):
     """A meta_path finder that finds nothing: it notices `import torch`, then
     guards the hook's thread (ident) against importing."""
@@ -479,7 +501,7 @@ class _TorchWatcher(object):
                 rec = _Recorder(lib, self)
                 t = threading.Thread(target=rec.run, name="gpuscope-torchmem")
                 t.daemon = True
-                t.start()
+                _start_away(lib, t, rec)
             except Exception:
                 try:
                     _sys.meta_path.remove(self)
