@@ -68,6 +68,7 @@ struct cl_config {
 	int watch_fd;               /* profile's liveness pipe (read end), -1 = none */
 	int zstd_level;             /* GPUSCOPE_ZSTD_LEVEL (default 1) */
 	int clock_monotonic;        /* GPUSCOPE_CLOCK=monotonic: no TSC clock */
+	int keep_layout;            /* GPUSCOPE_KEEP_LAYOUT (default 1): layout.c holds */
 	uint64_t start_ns;          /* GPUSCOPE_START_NS: the program's start, 0 = unknown */
 	/* CUDA tracing (cupti.c, cupti_load.c); developers' knobs, docs/cuda.md */
 	struct {

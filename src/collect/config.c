@@ -143,6 +143,7 @@ void cl_config_read(void)
 		const char *c = getenv(GS_ENV_CLOCK);
 		cl_config.clock_monotonic = c && !strcmp(c, "monotonic");
 	}
+	cl_config.keep_layout = env_u64(GS_ENV_KEEP_LAYOUT, 1) != 0;
 	cl_config.start_ns = env_u64(GS_ENV_START, 0);
 	config_cupti();
 	cl_config.buffer_bytes = (size_t)env_u64(GS_ENV_BUFFER_KB, 1024) << 10;

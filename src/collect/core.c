@@ -102,15 +102,18 @@ static _Atomic int init_state; /* 0 not yet, 1 running, 2 done */
 
 int cl_init(void)
 {
-	int expect = 0;
+	int expect = 0, held;
 
 	if (atomic_load(&init_state) == 2)
 		return cl_config.enabled ? 0 : -1;
 	if (!atomic_compare_exchange_strong(&init_state, &expect, 1))
 		return atomic_load(&init_state) == 2 && cl_config.enabled ? 0 : -1;
 	cl_guard_depth++;
-	cl_layout_hold();       /* released at the end, the writer's and sampler's threads started */
 	cl_config_read();
+	/* what is mapped from here to the end goes away from the program's next mappings */
+	held = cl_config.dir[0] != 0;
+	if (held)
+		cl_layout_hold();
 	cl_real_write_fn = (uint64_t(*)(int, const void *, size_t))cl_sym("write");
 	if (!cl_config.dir[0] || !cl_real_write_fn || cl_pool_init() < 0)
 		goto out;
@@ -154,7 +157,8 @@ int cl_init(void)
 	}
 	cl_sources_start();
 out:
-	cl_layout_release();
+	if (held)
+		cl_layout_release();
 	atomic_store(&init_state, 2);
 	cl_guard_depth--;
 	return cl_config.enabled ? 0 : -1;

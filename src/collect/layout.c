@@ -25,7 +25,6 @@
  * what it changes).
  */
 #include "internal.h"
-#include "env.h"
 #include "../util/util.h"
 
 #include <stdint.h>
@@ -68,9 +67,8 @@ static void unlock(void)
 static int allowed(void)
 {
 	struct rlimit rl;
-	const char *e = getenv(GS_ENV_KEEP_LAYOUT);
 
-	if (e && *e == '0')
+	if (!cl_config.keep_layout)
 		return 0;
 	return getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY;
 }
