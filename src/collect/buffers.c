@@ -78,8 +78,9 @@ int cl_pool_init(void)
 			return -1;
 	}
 	cl_config.max_buffer_bytes = cl_nblocks_max * bs;
-	cl_blocks = mmap(NULL, cl_nblocks_max * sizeof(*cl_blocks), PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* next to the pool: small enough to fit a hole between the program's libraries */
+	cl_blocks = cl_layout_map_beside(pool_base, cl_nblocks_max * bs,
+					 cl_nblocks_max * sizeof(*cl_blocks));
 	if (cl_blocks == MAP_FAILED) {
 		munmap(pool_base, cl_nblocks_max * bs);
 		return -1;

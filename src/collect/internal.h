@@ -272,6 +272,7 @@ int cl_writer_start(void);
 void cl_layout_hold(void);
 void cl_layout_release(void);
 void cl_layout_thread_arena(void);
+void *cl_layout_map_beside(void *at, size_t at_len, size_t len);
 void cl_layout_atfork_child(void);
 int cl_own_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 int cl_stage_init(void);
