@@ -175,20 +175,23 @@ void cl_layout_atfork_child(void)
 /*
  * @len bytes of memory (read-write, private) next to the collector's mapping
  * [@at, @at + @at_len): on the side the mmap area grows towards, where it is
- * free, else wherever mmap puts it.  A small mapping made with mmap(NULL)
- * would fit a hole between the program's libraries, above any hold.
+ * free, when the layout is kept, else wherever mmap puts it.  A small
+ * mapping made with mmap(NULL) would fit a hole between the program's
+ * libraries, above any hold.
  */
 void *cl_layout_map_beside(void *at, size_t at_len, size_t len)
 {
 	size_t page = 4096, n = (len + page - 1) / page * page;
-	uintptr_t want = grows_down || !gap_hi ? (uintptr_t)at - n : (uintptr_t)at + at_len;
-	void *p = mmap((void *)want, n, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 
-	if (p != MAP_FAILED && (uintptr_t)p == want)
-		return p;
-	if (p != MAP_FAILED)
-		munmap(p, n);
+	if (gap_hi) {                   /* a hold was taken: the layout is kept */
+		uintptr_t want = grows_down ? (uintptr_t)at - n : (uintptr_t)at + at_len;
+		void *p = mmap((void *)want, n, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED && (uintptr_t)p == want)
+			return p;
+		if (p != MAP_FAILED)
+			munmap(p, n);
+	}
 	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
