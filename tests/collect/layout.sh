@@ -26,6 +26,12 @@ GPUSCOPE_KEEP_LAYOUT=0 profile -f -o l --on-demand -- "$GS_TARGET" layout $lib >
 expect_eq "$rc" 0 "status (KEEP_LAYOUT=0)"
 d=$(( $(off 1 out) - $(off 1 plain) ))
 expect_ge "${d#-}" $((1 << 30)) "anonymous mapping moved without the hold"
+# an address-space limit: no placeholder (it would count against the limit),
+# the program runs and is recorded as before
+(ulimit -v $((6 << 20)); "$GPUSCOPE" profile -f -o lim -- "$GS_TARGET" layout $lib) >out ||
+  fail "under ulimit -v: $(cat out)"
+[ -n "$(off 2 out)" ] || fail "under ulimit -v: no offsets ($(cat out))"
+expect_ge "$(count lim.gpuscope "processes")" 1 "a report under ulimit -v"
 # the Python allocator hook's thread is started under the same hold when the
 # program imports torch (sitecustomize.py): torch's library lands where it does
 # unprofiled, give or take Python's own start-up (its pymalloc arenas vary by
