@@ -215,7 +215,7 @@ part_layout() {
 			none)      $prog ;;
 			ondemand)  "$B/gpuscope" profile --on-demand -o "$w/layout/x" -f -- $prog ;;
 			od_spread) GPUSCOPE_KEEP_LAYOUT=0 "$B/gpuscope" profile --on-demand -o "$w/layout/x" -f -- $prog ;;
-			esac 2>&1 | grep map_offset | sed "s/^/$c /"
+			esac 2>&1 | grep "^map_offset" | sed "s/^/$c /"
 		done
 	done | tee "$w/layout/map-offsets.txt"
 	rm -f "$w/layout"/*.gpuscope
