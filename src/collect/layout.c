@@ -211,6 +211,7 @@ struct start {
 	void *(*fn)(void *);
 	void *arg;
 	_Atomic int ready;
+	_Atomic int left;       /* the creator stopped waiting: the thread frees this */
 };
 
 static void *trampoline(void *p)
@@ -220,36 +221,40 @@ static void *trampoline(void *p)
 	void *arg = s->arg;
 
 	cl_layout_thread_arena();
-	atomic_store(&s->ready, 1);     /* @s is the creator's: not touched after this */
+	atomic_store(&s->ready, 1);
+	if (atomic_exchange(&s->left, 1))       /* the creator is gone: this is the last use */
+		free(s);
 	return fn(arg);
 }
 
+/*
+ * Start a collector thread with the real pthread_create, under a hold, and
+ * wait (at most 100 ms: it takes microseconds) until it has its arena.  The
+ * creator never waits longer: a thread that is slow to run gets its arena
+ * wherever the kernel puts it then.
+ */
 int cl_own_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
 {
 	static int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-	struct start s = { fn, arg, 0 };
+	struct start *s;
 	int err;
 
 	if (!create)
 		create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
 			cl_sym("pthread_create");
-	if (!create)
+	if (!create || !(s = calloc(1, sizeof(*s))))
 		return -1;
+	s->fn = fn;
+	s->arg = arg;
 	cl_layout_hold();
-	err = create(th, NULL, trampoline, &s);
-	/* its stack is mapped; wait (at most a second) for its arena */
-	for (int i = 0; !err && i < 10000 && !atomic_load(&s.ready); i++) {
+	err = create(th, NULL, trampoline, s);
+	for (int i = 0; !err && i < 1000 && !atomic_load(&s->ready); i++) {
 		struct timespec ts = { 0, 100000 };
 		nanosleep(&ts, NULL);
 	}
 	cl_layout_release();
-	if (!err && !atomic_load(&s.ready)) {
-		/* @s must outlive the thread's first look at it: wait on, unheld */
-		while (!atomic_load(&s.ready)) {
-			struct timespec ts = { 0, 1000000 };
-			nanosleep(&ts, NULL);
-		}
-	}
+	if (err || atomic_exchange(&s->left, 1))  /* no thread, or it is done with @s */
+		free(s);
 	return err ? -1 : 0;
 }
 
