@@ -229,7 +229,7 @@ static void *trampoline(void *p)
 
 /*
  * Start a collector thread with the real pthread_create, under a hold, and
- * wait (at most 100 ms: it takes microseconds) until it has its arena.  The
+ * wait (at most a second: it takes microseconds) until it has its arena.  The
  * creator never waits longer: a thread that is slow to run gets its arena
  * wherever the kernel puts it then.
  */
@@ -248,7 +248,7 @@ int cl_own_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
 	s->arg = arg;
 	cl_layout_hold();
 	err = create(th, NULL, trampoline, s);
-	for (int i = 0; !err && i < 1000 && !atomic_load(&s->ready); i++) {
+	for (int i = 0; !err && i < 10000 && !atomic_load(&s->ready); i++) {
 		struct timespec ts = { 0, 100000 };
 		nanosleep(&ts, NULL);
 	}
