@@ -11,7 +11,7 @@ kernel places libc at a random address; these distances say whether what is
 mapped later lands at the same place relative to it in every process of one
 configuration, and how far a collector's start-up mappings move it (the
 collector's layout.c keeps them where they would be unprofiled;
-tests/ondemand/t_layout.sh).  Run it a few times unprofiled and under
+tests/collect/layout.sh).  Run it a few times unprofiled and under
 gpuscope profile (lockstep-bcpu-build-2026-12-02/, sessions 15 and 16).
 """
 import ctypes

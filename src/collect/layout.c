@@ -104,7 +104,7 @@ static void hold_rest(void)
 		size_t mid = lo + (hi - lo + 1) / 2;
 		uintptr_t at = grows_down ? gap_lo : gap_hi - mid * page;
 		void *p = map_exactly(at, mid * page);
-		if (p) {
+		if (p) {                /* given back: the next, larger try starts at the same place */
 			munmap(p, mid * page);
 			lo = mid;
 		} else {

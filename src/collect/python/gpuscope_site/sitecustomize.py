@@ -391,10 +391,7 @@ class _Recorder(object):
     def run(self):
         """The daemon thread: wait for torch and CUDA, then sample."""
         self.guard.ident = _thread.get_ident()
-        try:
-            self.lib.gpuscope_layout_thread_arena()
-        except AttributeError:
-            pass
+        self.lib.gpuscope_layout_thread_arena()
         self.settled.set()
         torch = None
         while True:
@@ -467,11 +464,7 @@ def _start_away(lib, t, rec):
     """Start the hook's thread @t with its stack and malloc arena away from
     where torch's libraries are about to be mapped (the collector's
     layout.c): under the collector's hold, until the thread has its arena."""
-    hold = getattr(lib, "gpuscope_layout_hold", None)
-    if hold is None:
-        t.start()
-        return
-    hold()
+    lib.gpuscope_layout_hold()
     try:
         t.start()
         rec.settled.wait(1.0)
