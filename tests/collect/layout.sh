@@ -40,8 +40,9 @@ expect_ge "${d#-}" $((1 << 30)) "anonymous mapping moved without the hold"
 expect_ge "$(count lim.gpuscope "processes")" 1 "a report under ulimit -v"
 # the Python allocator hook's thread is started under the same hold when the
 # program imports torch (sitecustomize.py): torch's library lands where it does
-# unprofiled, give or take Python's own start-up (its pymalloc arenas vary by
-# about 1 MiB between runs)
+# unprofiled, give or take Python's own start-up (where torch lands varies by
+# about 2 MiB between runs): within 4 MiB, less than the hook thread's 8 MiB
+# stack, which lay in between when its start was not held
 py=/usr/bin/python3
 if $py -c 'import torch' 2>/dev/null; then
   mo="$GS_SOURCE_DIR/bench/overhead/map_offset.py"
@@ -50,7 +51,7 @@ if $py -c 'import torch' 2>/dev/null; then
   expect_eq "$rc" 0 "status (torch)"
   b=$(awk '{print $3}' out)
   d=$(( b - a ))
-  [ "${d#-}" -le $((8 << 20)) ] || fail "libtorch_cpu: $b from libc, unprofiled $a"
+  [ "${d#-}" -le $((4 << 20)) ] || fail "libtorch_cpu: $b from libc, unprofiled $a"
 else
   echo "no PyTorch for $py: its part skipped"
 fi
