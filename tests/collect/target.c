@@ -29,7 +29,7 @@
  * clock                         a mark "c" every 1 ms for 400 ms, payload = CLOCK_MONOTONIC ns read just before
  * layout LIB                    where what a program maps after its start lands: prints
  *                               "anon A lib L", a 16 MiB anonymous mapping's and the library
- *                               LIB's (dlopen'ed) base less libc's, in bytes
+ *                               LIB's (dlopen'ed first) base less libc's, in bytes
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -91,8 +91,13 @@ static int layout(const char *lib)
 
 	if (!dladdr((void *)printf, &libc) || !lib)
 		return 2;
-	anon = mmap(NULL, 16 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/*
+	 * The library first: the 16 MiB mapping is aligned to 2 MiB by the
+	 * kernel, and the room it leaves below libc (random with libc's base)
+	 * would decide whether the library still fits there.
+	 */
 	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	anon = mmap(NULL, 16 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (anon == MAP_FAILED || !h || dlinfo(h, RTLD_DI_LINKMAP, &lm) || !lm) {
 		fprintf(stderr, "layout: %s\n", h ? "no link map" : dlerror());
 		return 1;
