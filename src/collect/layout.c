@@ -27,6 +27,7 @@
 #include "internal.h"
 #include "../util/util.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -231,12 +232,16 @@ static void *trampoline(void *p)
  * Start a collector thread with the real pthread_create, under a hold, and
  * wait (at most a second: it takes microseconds) until it has its arena.  The
  * creator never waits longer: a thread that is slow to run gets its arena
- * wherever the kernel puts it then.
+ * wherever the kernel puts it then.  The thread is born with every signal
+ * blocked (it inherits the creator's mask for the call), so that a signal sent
+ * to the process never lands in it before cl_mark_internal_thread() blocks
+ * them for good: the program's handler would run on a collector thread.
  */
 int cl_own_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
 {
 	static int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	struct start *s;
+	sigset_t all, old;
 	int err;
 
 	if (!create)
@@ -247,7 +252,10 @@ int cl_own_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
 	s->fn = fn;
 	s->arg = arg;
 	cl_layout_hold();
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = create(th, NULL, trampoline, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	for (int i = 0; !err && i < 10000 && !atomic_load(&s->ready); i++) {
 		struct timespec ts = { 0, 100000 };
 		nanosleep(&ts, NULL);
