@@ -74,11 +74,11 @@ static int allowed(void)
 	return getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY;
 }
 
-/* [@at, @at + @len) as a placeholder, exactly there and only if free, or NULL */
-static void *map_exactly(uintptr_t at, size_t len)
+/* [@at, @at + @len), anonymous and private, exactly there and only if free, or NULL */
+static void *map_exactly(uintptr_t at, size_t len, int prot, int flags)
 {
-	void *p = mmap((void *)at, len, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	void *p = mmap((void *)at, len, prot,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | flags, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
@@ -104,7 +104,7 @@ static void hold_rest(void)
 	while (lo < hi) {               /* the most pages free next to the collector's */
 		size_t mid = lo + (hi - lo + 1) / 2;
 		uintptr_t at = grows_down ? gap_lo : gap_hi - mid * page;
-		void *p = map_exactly(at, mid * page);
+		void *p = map_exactly(at, mid * page, PROT_NONE, MAP_NORESERVE);
 		if (p) {                /* given back: the next, larger try starts at the same place */
 			munmap(p, mid * page);
 			lo = mid;
@@ -114,7 +114,7 @@ static void hold_rest(void)
 	}
 	if (lo) {
 		uintptr_t at = grows_down ? gap_lo : gap_hi - lo * page;
-		hold_at = map_exactly(at, lo * page);
+		hold_at = map_exactly(at, lo * page, PROT_NONE, MAP_NORESERVE);
 		hold_len = hold_at ? lo * page : 0;
 	}
 }
@@ -186,12 +186,9 @@ void *cl_layout_map_beside(void *at, size_t at_len, size_t len)
 
 	if (gap_hi) {                   /* a hold was taken: the layout is kept */
 		uintptr_t want = grows_down ? (uintptr_t)at - n : (uintptr_t)at + at_len;
-		void *p = mmap((void *)want, n, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (p != MAP_FAILED && (uintptr_t)p == want)
+		void *p = map_exactly(want, n, PROT_READ | PROT_WRITE, 0);
+		if (p)
 			return p;
-		if (p != MAP_FAILED)
-			munmap(p, n);
 	}
 	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
